@@ -1,0 +1,351 @@
+import { ErrorCodes } from '../errors/codes.js';
+import { toError } from '../errors/errors.js';
+import { IdemqError, isIdemqError } from '../errors/IdemqError.js';
+import { type ConsumerEventName, type ConsumerEvents, EventHub } from '../observability/events.js';
+import { silentLogger } from '../observability/logger.js';
+import { OptionsCheck } from '../options/OptionsCheck.js';
+import type { Delivery, Subscription } from '../transport/Transport.js';
+import { decide } from './decide.js';
+import { CONSUMER_DEFAULTS, IDEMPOTENCY_DEFAULTS, RETRY_DEFAULTS } from './defaults.js';
+import { type Execution, execute } from './execute.js';
+import { readPayload, readRequestId } from './readMessage.js';
+import { checkIdempotencyOptions, resolveExecuteSettings } from './resolveSettings.js';
+import type { ConsumedMessage, ConsumerOptions, RetryPolicy } from './types.js';
+
+export interface Consumer {
+  /** Subscribes and starts processing. Rejects when already running. */
+  start(): Promise<void>;
+  /**
+   * Graceful stop: no new deliveries; waits up to `timeoutMs` (default `drainTimeoutMs`) for
+   * running handlers, then aborts their `ctx.signal` and gives their messages back to the broker.
+   * Idempotent.
+   */
+  stop(options?: { timeoutMs?: number }): Promise<StopReport>;
+  /** `stop()` with the default timeout. The transport and store stay open: they are yours. */
+  close(): Promise<void>;
+  on<E extends ConsumerEventName>(
+    event: E,
+    listener: (payload: ConsumerEvents[E]) => void,
+  ): () => void;
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+export interface StopReport {
+  /** Every running handler finished within the timeout. */
+  drained: boolean;
+  /** Handlers still running at the timeout, whose messages were given back. */
+  abandoned: number;
+}
+
+/** A consumer used in the wrong state (started twice, say). */
+export class ConsumerStateError extends IdemqError {
+  constructor(message: string) {
+    super(ErrorCodes.CONSUMER_STATE, message);
+  }
+}
+
+/**
+ * An idempotent consumer: every message's handler runs to completion at most once per
+ * (scope, requestId), whatever the transport redelivers.
+ *
+ * @example
+ * const consumer = createConsumer({
+ *   transport: memoryTransport(),
+ *   store: memoryStore(),
+ *   source: 'payments',
+ *   scope: 'billing',
+ *   handler: async (message, ctx) => charge(message.value, { signal: ctx.signal }),
+ * });
+ * await consumer.start();
+ */
+export function createConsumer<T = unknown, R = unknown>(options: ConsumerOptions<T, R>): Consumer {
+  validateConsumerOptions(options);
+  const retryPolicy: Required<RetryPolicy> = { ...RETRY_DEFAULTS, ...definedOnly(options.retry) };
+  const settings = resolveExecuteSettings(options, retryPolicy.maxAttempts);
+  const { transport, source, handler } = options;
+  const group = options.group ?? CONSUMER_DEFAULTS.group;
+  const concurrency = options.concurrency ?? CONSUMER_DEFAULTS.concurrency;
+  const storeErrorRetryDelayMs =
+    options.storeErrorRetryDelayMs ?? CONSUMER_DEFAULTS.storeErrorRetryDelayMs;
+  const drainTimeoutMs = options.drainTimeoutMs ?? CONSUMER_DEFAULTS.drainTimeoutMs;
+  const maxRequestIdBytes = options.maxRequestIdBytes ?? IDEMPOTENCY_DEFAULTS.maxRequestIdBytes;
+  const logger = options.logger ?? silentLogger;
+  const events = new EventHub();
+  if (settings.onStoreError === 'process') {
+    logger.warn(
+      { source, scope: options.scope },
+      'idemq: onStoreError "process" runs handlers unclaimed when the store is down',
+    );
+  }
+
+  let state: 'idle' | 'running' | 'stopping' = 'idle';
+  let subscription: Subscription | undefined;
+  let stopping: Promise<StopReport> | undefined;
+  /** Running handlers, with the controller that aborts them when a drain times out. */
+  const inFlight = new Map<Promise<void>, AbortController>();
+
+  async function settle(verb: () => Promise<boolean>): Promise<void> {
+    try {
+      await verb();
+    } catch (thrown) {
+      // The broker connection is gone: it redelivers unsettled messages by itself.
+      events.emit('error', { source, error: toError(thrown) });
+    }
+  }
+
+  async function reject(
+    delivery: Delivery,
+    requestId: string | undefined,
+    error: IdemqError,
+    attempt: number | undefined,
+  ): Promise<void> {
+    await settle(() =>
+      delivery.reject({
+        reason: error.message,
+        code: error.code,
+        ...(attempt === undefined ? {} : { attempts: attempt }),
+      }),
+    );
+    events.emit('dead-letter', {
+      requestId,
+      source,
+      attempt,
+      reason: error.message,
+      code: error.code,
+    });
+  }
+
+  async function handle(delivery: Delivery, abort: AbortController): Promise<void> {
+    const { message } = delivery;
+    let requestId: string;
+    let value: T;
+    try {
+      requestId = readRequestId(message, maxRequestIdBytes, options.deriveRequestId);
+    } catch (thrown) {
+      return reject(
+        delivery,
+        undefined,
+        asIdemqError(thrown, ErrorCodes.REQUEST_ID_INVALID),
+        undefined,
+      );
+    }
+    try {
+      value = await readPayload(message, options.decode, options.schema);
+    } catch (thrown) {
+      return reject(
+        delivery,
+        requestId,
+        asIdemqError(thrown, ErrorCodes.PAYLOAD_MALFORMED),
+        undefined,
+      );
+    }
+
+    const consumed: ConsumedMessage<T> = {
+      requestId,
+      value,
+      body: message.body,
+      headers: message.headers,
+      source: message.source,
+      deliveryAttempt: message.attempt,
+      redelivered: message.redelivered,
+      raw: message.raw,
+      ...(message.key === undefined ? {} : { key: message.key }),
+    };
+    const startedAt = performance.now();
+    const execution: Execution<R> = await execute(
+      settings,
+      requestId,
+      (ctx) => handler(consumed, ctx),
+      {
+        payload: message.body,
+        signal: abort.signal,
+        onLeaseRenewed: async (leaseMs) => {
+          events.emit('lease-extended', { requestId, source, leaseMs });
+          await delivery.extendLease(leaseMs).catch(() => false);
+        },
+      },
+    );
+    const durationMs = performance.now() - startedAt;
+    if (execution.kind === 'store-error' || execution.kind === 'processed-unclaimed') {
+      const error = execution.kind === 'store-error' ? execution.error : execution.storeError;
+      events.emit('store-error', { requestId, source, error });
+    }
+
+    const decision = decide(execution, retryPolicy, storeErrorRetryDelayMs);
+    switch (decision.verb) {
+      case 'ack':
+        await settle(() => delivery.ack());
+        if (decision.event === 'processed') {
+          const attempt = execution.kind === 'processed' ? execution.attempt : 1;
+          events.emit('processed', { requestId, source, attempt, durationMs });
+        } else {
+          events.emit('duplicate', { requestId, source });
+        }
+        return;
+      case 'retry':
+        await settle(() => delivery.retry({ delayMs: decision.delayMs }));
+        if (decision.event === 'in-progress') {
+          events.emit('in-progress', { requestId, source, retryAfterMs: decision.delayMs });
+        } else if (decision.event === 'retry' && execution.kind === 'failed') {
+          events.emit('retry', {
+            requestId,
+            source,
+            attempt: execution.attempt,
+            delayMs: decision.delayMs,
+            error: execution.error,
+          });
+        }
+        return;
+      case 'reject':
+        await settle(() =>
+          delivery.reject({
+            reason: decision.reason,
+            code: decision.code,
+            ...(decision.attempt === undefined ? {} : { attempts: decision.attempt }),
+          }),
+        );
+        events.emit('dead-letter', {
+          requestId,
+          source,
+          attempt: decision.attempt,
+          reason: decision.reason,
+          code: decision.code,
+        });
+        return;
+      case 'release':
+        await settle(() => delivery.release());
+        events.emit('lease-lost', {
+          requestId,
+          source,
+          attempt: execution.kind === 'lease-lost' ? execution.attempt : 0,
+        });
+        return;
+    }
+  }
+
+  function onDelivery(delivery: Delivery): void {
+    const abort = new AbortController();
+    const work = handle(delivery, abort)
+      .catch((thrown) => {
+        // A bug in a hook or decoder must not lose the message: give it back.
+        events.emit('error', { source, error: toError(thrown) });
+        return settle(() => delivery.release());
+      })
+      .finally(() => inFlight.delete(work));
+    inFlight.set(work, abort);
+  }
+
+  async function drain(timeoutMs: number): Promise<StopReport> {
+    await subscription?.stop();
+    const running = [...inFlight.keys()];
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = await Promise.race([
+      Promise.allSettled(running).then(() => false),
+      new Promise<boolean>((resolve) => {
+        timer = setTimeout(() => resolve(true), timeoutMs);
+      }),
+    ]);
+    clearTimeout(timer);
+    const abandoned = timedOut ? inFlight.size : 0;
+    if (timedOut) {
+      for (const controller of inFlight.values()) {
+        controller.abort(new ConsumerStateError('consumer stopped before the handler finished'));
+      }
+    }
+    // Whatever is still unsettled goes back to the broker, free of an attempt.
+    await subscription?.close();
+    subscription = undefined;
+    state = 'idle';
+    return { drained: !timedOut, abandoned };
+  }
+
+  const consumer: Consumer = {
+    async start() {
+      if (state !== 'idle') throw new ConsumerStateError(`consumer is ${state}, cannot start`);
+      state = 'running';
+      stopping = undefined;
+      try {
+        subscription = await transport.subscribe({
+          source,
+          group,
+          maxInFlight: concurrency,
+          onDelivery,
+          onError: (error) => events.emit('error', { source, error }),
+        });
+      } catch (error) {
+        state = 'idle';
+        throw error;
+      }
+    },
+
+    stop(stopOptions = {}) {
+      if (state === 'idle') return stopping ?? Promise.resolve({ drained: true, abandoned: 0 });
+      if (state === 'running') {
+        state = 'stopping';
+        stopping = drain(stopOptions.timeoutMs ?? drainTimeoutMs);
+      }
+      return stopping as Promise<StopReport>;
+    },
+
+    async close() {
+      await consumer.stop();
+    },
+
+    on(event, listener) {
+      return events.on(event, listener);
+    },
+
+    async [Symbol.asyncDispose]() {
+      await consumer.stop();
+    },
+  };
+  return consumer;
+}
+
+function validateConsumerOptions<T, R>(options: ConsumerOptions<T, R>): void {
+  const check = new OptionsCheck('createConsumer');
+  if (typeof options !== 'object' || options === null) {
+    check.expect(false, 'options must be an object').done();
+  }
+  checkIdempotencyOptions(check, options);
+  check
+    .implements('transport', options.transport, ['subscribe', 'publish', 'close'])
+    .text('source', options.source)
+    .text('group', options.group, true)
+    .fn('handler', options.handler)
+    .integer('concurrency', options.concurrency, 1, 10_000)
+    .fn('decode', options.decode, true)
+    .fn('deriveRequestId', options.deriveRequestId, true)
+    .integer('storeErrorRetryDelayMs', options.storeErrorRetryDelayMs, 0)
+    .integer('drainTimeoutMs', options.drainTimeoutMs, 0);
+  if (options.schema !== undefined) {
+    check.expect(
+      typeof options.schema?.['~standard']?.validate === 'function',
+      'schema must be a Standard Schema validator (with ~standard.validate)',
+    );
+  }
+  const retry = options.retry;
+  if (retry !== undefined) {
+    check
+      .integer('retry.maxAttempts', retry.maxAttempts, 1, 1_000)
+      .integer('retry.baseDelayMs', retry.baseDelayMs, 0)
+      .integer('retry.maxDelayMs', retry.maxDelayMs, 0)
+      .oneOf('retry.jitter', retry.jitter, ['full', 'none'])
+      .expect(
+        (retry.baseDelayMs ?? RETRY_DEFAULTS.baseDelayMs) <=
+          (retry.maxDelayMs ?? RETRY_DEFAULTS.maxDelayMs),
+        'retry.baseDelayMs must not exceed retry.maxDelayMs',
+      );
+  }
+  check.done();
+}
+
+function asIdemqError(thrown: unknown, fallbackCode: IdemqError['code']): IdemqError {
+  if (isIdemqError(thrown)) return thrown;
+  return new IdemqError(fallbackCode, toError(thrown).message, { cause: thrown });
+}
+
+function definedOnly<O extends object>(value: O | undefined): Partial<O> {
+  if (!value) return {};
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<O>;
+}

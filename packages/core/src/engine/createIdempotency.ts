@@ -1,0 +1,91 @@
+import { StoreUnavailableError } from '../errors/errors.js';
+import { isIdemqError } from '../errors/IdemqError.js';
+import { validateRequestId } from '../ids/requestId.js';
+import { silentLogger } from '../observability/logger.js';
+import { OptionsCheck } from '../options/OptionsCheck.js';
+import { IDEMPOTENCY_DEFAULTS } from './defaults.js';
+import { execute } from './execute.js';
+import { checkIdempotencyOptions, resolveExecuteSettings } from './resolveSettings.js';
+import type { HandlerContext, IdempotencyOptions, RunOptions, RunOutcome } from './types.js';
+
+export interface Idempotency {
+  /**
+   * Runs `fn` at most once to completion per requestId in this scope.
+   *
+   * Resolves `processed` (fn ran and its completion is recorded), `duplicate` (already
+   * completed: fn not run, stored result if any), `in-progress` (another owner holds the
+   * lease), `key-reuse` (same id, different payload) or `lease-lost` (fn ran but another owner
+   * took over, its result is not recorded). Rejects with fn's own error after recording the
+   * failure, with a typed error for a bad requestId, and with `StoreUnavailableError` when the
+   * store is down (unless `onStoreError: 'process'`).
+   */
+  run<R>(
+    requestId: string,
+    fn: (ctx: HandlerContext) => Promise<R> | R,
+    options?: RunOptions,
+  ): Promise<RunOutcome<R>>;
+}
+
+/**
+ * Idempotency for code that keeps its own consumer loop or HTTP route.
+ *
+ * @example
+ * const idem = createIdempotency({ store: memoryStore(), scope: 'billing' });
+ * const outcome = await idem.run(requestId, (ctx) => charge(body, ctx.signal), { payload: body });
+ * if (outcome.status === 'in-progress') res.status(409).end();
+ */
+export function createIdempotency(options: IdempotencyOptions): Idempotency {
+  const check = new OptionsCheck('createIdempotency');
+  checkIdempotencyOptions(check, options);
+  check.done();
+  const settings = resolveExecuteSettings(options, Number.POSITIVE_INFINITY);
+  const maxRequestIdBytes = options.maxRequestIdBytes ?? IDEMPOTENCY_DEFAULTS.maxRequestIdBytes;
+  const logger = options.logger ?? silentLogger;
+  if (settings.onStoreError === 'process') {
+    logger.warn(
+      { scope: options.scope },
+      'idemq: onStoreError "process" runs handlers unclaimed when the store is down',
+    );
+  }
+
+  return {
+    async run(requestId, fn, runOptions = {}) {
+      validateRequestId(requestId, maxRequestIdBytes);
+      const execution = await execute(settings, requestId, fn, runOptions);
+      switch (execution.kind) {
+        case 'processed':
+          return {
+            status: 'processed',
+            result: execution.result,
+            attempt: execution.attempt,
+            fencingToken: execution.fencingToken,
+          };
+        case 'processed-unclaimed':
+          logger.warn({ requestId }, 'idemq: store unavailable, ran without a claim');
+          return { status: 'processed', result: execution.result, attempt: 1, fencingToken: 0 };
+        case 'duplicate':
+          return 'result' in execution
+            ? { status: 'duplicate', result: execution.result as typeof execution.result }
+            : { status: 'duplicate' };
+        case 'in-progress':
+          return {
+            status: 'in-progress',
+            retryAfterMs: execution.retryAfterMs,
+            attempt: execution.attempt,
+          };
+        case 'key-reuse':
+          return { status: 'key-reuse' };
+        case 'lease-lost':
+          return { status: 'lease-lost', attempt: execution.attempt };
+        case 'failed':
+          throw execution.error;
+        case 'exhausted':
+          throw new Error('unreachable: run() has no attempt limit');
+        case 'store-error':
+          throw isIdemqError(execution.error)
+            ? execution.error
+            : new StoreUnavailableError(execution.error.message, { cause: execution.error });
+      }
+    },
+  };
+}

@@ -1,0 +1,238 @@
+import { ErrorCodes } from '../errors/codes.js';
+import { NonRetriableError, StoreUnavailableError, toError } from '../errors/errors.js';
+import { isIdemqError } from '../errors/IdemqError.js';
+import { fingerprint } from '../ids/fingerprint.js';
+import type { Store, StoredError } from '../store/Store.js';
+import { COMPLETE_TRIES } from './defaults.js';
+import { startLeaseKeeper } from './leaseKeeper.js';
+import type { HandlerContext, ResultSerializer, RunOptions } from './types.js';
+
+/** The resolved settings `execute` works with. */
+export interface ExecuteSettings {
+  store: Store;
+  scope: string;
+  leaseMs: number;
+  completedTtlMs: number;
+  failedTtlMs: number;
+  heartbeat: boolean;
+  onStoreError: 'retry' | 'process';
+  /** Present when results are stored and returned to duplicates. */
+  serializer: ResultSerializer | undefined;
+  /** Claims beyond this attempt are refused without running (a crash loop). */
+  maxAttempts: number;
+}
+
+/** Everything that can come of one attempt to process a request. */
+export type Execution<R> =
+  | { kind: 'processed'; result: R; attempt: number; fencingToken: number }
+  | { kind: 'processed-unclaimed'; result: R; storeError: Error }
+  | { kind: 'duplicate'; result?: R }
+  | { kind: 'in-progress'; retryAfterMs: number; attempt: number }
+  | { kind: 'key-reuse' }
+  | { kind: 'lease-lost'; attempt: number }
+  | { kind: 'failed'; error: Error; attempt: number; retriable: boolean }
+  | { kind: 'exhausted'; attempt: number; lastError: StoredError | undefined }
+  | { kind: 'store-error'; error: Error; attempt: number | undefined };
+
+export interface ExecuteHooks extends RunOptions {
+  /** When the heartbeat learns the lease is gone. */
+  onLeaseLost?: (attempt: number) => void;
+}
+
+/**
+ * Claims `requestId`, runs `fn` under a renewed lease, and records the outcome: the one place
+ * where the record state machine is driven. Never throws for the handler's or the store's
+ * errors: it reports them as an `Execution`, and the caller maps that to a settlement.
+ */
+export async function execute<R>(
+  settings: ExecuteSettings,
+  requestId: string,
+  fn: (ctx: HandlerContext) => Promise<R> | R,
+  hooks: ExecuteHooks = {},
+): Promise<Execution<R>> {
+  const { store, scope } = settings;
+  const record = { scope, requestId };
+  const payloadFingerprint = hooks.payload === undefined ? undefined : fingerprint(hooks.payload);
+
+  let claim: Awaited<ReturnType<Store['claim']>>;
+  try {
+    claim = await store.claim({
+      ...record,
+      leaseMs: settings.leaseMs,
+      retainMs: settings.failedTtlMs,
+      ...(payloadFingerprint === undefined ? {} : { fingerprint: payloadFingerprint }),
+    });
+  } catch (thrown) {
+    const error = asStoreError(thrown);
+    if (settings.onStoreError !== 'process')
+      return { kind: 'store-error', error, attempt: undefined };
+    return runUnclaimed(requestId, fn, hooks, error);
+  }
+
+  switch (claim.status) {
+    case 'duplicate':
+      return claim.result === undefined || !settings.serializer
+        ? { kind: 'duplicate' }
+        : { kind: 'duplicate', result: settings.serializer.deserialize(claim.result) as R };
+    case 'in-progress':
+      return { kind: 'in-progress', retryAfterMs: claim.retryAfterMs, attempt: claim.attempt };
+    case 'key-reuse':
+      return { kind: 'key-reuse' };
+    case 'claimed':
+      break;
+  }
+
+  const { token, attempt, fencingToken } = claim;
+  const fenced = { ...record, token };
+
+  /** Records a failure; a refused token means someone else owns the record now. */
+  const recordFailure = async (error: Error, retriable: boolean): Promise<Execution<R>> => {
+    try {
+      const outcome = await store.fail({
+        ...fenced,
+        ttlMs: settings.failedTtlMs,
+        error: storedError(error),
+      });
+      if (outcome === 'lease-lost') return { kind: 'lease-lost', attempt };
+    } catch (thrown) {
+      // The failure is not recorded; the lease lapses and a redelivery claims again.
+      return { kind: 'store-error', error: asStoreError(thrown), attempt };
+    }
+    return { kind: 'failed', error, attempt, retriable };
+  };
+
+  if (attempt > settings.maxAttempts) {
+    const exhausted = await recordFailure(
+      new NonRetriableError(
+        `claimed for attempt ${attempt}, over maxAttempts ${settings.maxAttempts}`,
+      ),
+      false,
+    );
+    return exhausted.kind === 'failed'
+      ? { kind: 'exhausted', attempt, lastError: claim.previousError }
+      : exhausted;
+  }
+
+  const controller = new AbortController();
+  const abortFromCaller = () => controller.abort(hooks.signal?.reason);
+  if (hooks.signal?.aborted) abortFromCaller();
+  hooks.signal?.addEventListener('abort', abortFromCaller, { once: true });
+  const keeper = settings.heartbeat
+    ? startLeaseKeeper({
+        store,
+        record,
+        token,
+        leaseMs: settings.leaseMs,
+        onRenewed: (leaseMs) => void hooks.onLeaseRenewed?.(leaseMs),
+        onLost: () => {
+          controller.abort(new Error(`lease on ${requestId} lost`));
+          hooks.onLeaseLost?.(attempt);
+        },
+      })
+    : undefined;
+
+  const ctx: HandlerContext = {
+    requestId,
+    attempt,
+    fencingToken,
+    signal: controller.signal,
+    ...(claim.previousError === undefined ? {} : { previousError: claim.previousError }),
+  };
+
+  let result: R;
+  try {
+    result = await fn(ctx);
+  } catch (thrown) {
+    const error = toError(thrown);
+    return recordFailure(error, isRetriable(error));
+  } finally {
+    keeper?.stop();
+    hooks.signal?.removeEventListener('abort', abortFromCaller);
+  }
+
+  let serialized: string | undefined;
+  try {
+    serialized = settings.serializer ? settings.serializer.serialize(result) : undefined;
+  } catch (thrown) {
+    return recordFailure(toError(thrown), false);
+  }
+  return completeRecord(settings, fenced, serialized, result, attempt, fencingToken, recordFailure);
+}
+
+async function completeRecord<R>(
+  settings: ExecuteSettings,
+  fenced: { scope: string; requestId: string; token: string },
+  serialized: string | undefined,
+  result: R,
+  attempt: number,
+  fencingToken: number,
+  recordFailure: (error: Error, retriable: boolean) => Promise<Execution<R>>,
+): Promise<Execution<R>> {
+  let lastError: Error | undefined;
+  // The side effect has happened: a transient store error must not make it run again.
+  for (let tryNumber = 1; tryNumber <= COMPLETE_TRIES; tryNumber++) {
+    try {
+      const outcome = await settings.store.complete({
+        ...fenced,
+        ttlMs: settings.completedTtlMs,
+        ...(serialized === undefined ? {} : { result: serialized }),
+      });
+      if (outcome === 'lease-lost') return { kind: 'lease-lost', attempt };
+      return { kind: 'processed', result, attempt, fencingToken };
+    } catch (thrown) {
+      if (isIdemqError(thrown) && thrown.code === ErrorCodes.RESULT_TOO_LARGE) {
+        return recordFailure(thrown, false);
+      }
+      lastError = asStoreError(thrown);
+      await new Promise((resolve) => setTimeout(resolve, 10 * tryNumber));
+    }
+  }
+  return {
+    kind: 'store-error',
+    error: lastError ?? new StoreUnavailableError('complete failed'),
+    attempt,
+  };
+}
+
+/** Fail-open: run without a claim because the user chose availability over idempotency. */
+async function runUnclaimed<R>(
+  requestId: string,
+  fn: (ctx: HandlerContext) => Promise<R> | R,
+  hooks: RunOptions,
+  storeError: Error,
+): Promise<Execution<R>> {
+  const controller = new AbortController();
+  const ctx: HandlerContext = {
+    requestId,
+    attempt: 1,
+    fencingToken: 0,
+    signal: hooks.signal ?? controller.signal,
+  };
+  try {
+    return { kind: 'processed-unclaimed', result: await fn(ctx), storeError };
+  } catch (thrown) {
+    const error = toError(thrown);
+    return { kind: 'failed', error, attempt: 1, retriable: isRetriable(error) };
+  }
+}
+
+function isRetriable(error: Error): boolean {
+  return !(isIdemqError(error) && !error.retriable);
+}
+
+function asStoreError(thrown: unknown): Error {
+  if (isIdemqError(thrown)) return thrown;
+  return new StoreUnavailableError(
+    thrown instanceof Error ? `Store failed: ${thrown.message}` : 'Store failed',
+    { cause: thrown },
+  );
+}
+
+function storedError(error: Error): StoredError {
+  const code = (error as { code?: unknown }).code;
+  return {
+    name: error.name,
+    message: error.message.slice(0, 1024),
+    ...(typeof code === 'string' ? { code } : {}),
+  };
+}

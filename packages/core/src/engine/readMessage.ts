@@ -1,0 +1,73 @@
+import { ErrorCodes } from '../errors/codes.js';
+import { IdemqError, isIdemqError } from '../errors/IdemqError.js';
+import { InvalidRequestIdError, requestIdFromBytes, validateRequestId } from '../ids/requestId.js';
+import type { StandardSchemaV1 } from '../options/standardSchema.js';
+import type { IncomingMessage } from '../transport/Transport.js';
+
+/** The body could not be decoded. */
+export class MalformedPayloadError extends IdemqError {
+  constructor(detail: string, cause?: unknown) {
+    super(ErrorCodes.PAYLOAD_MALFORMED, `Payload could not be decoded: ${detail}`, { cause });
+  }
+}
+
+/** The decoded body failed schema validation; `issues` says where. */
+export class InvalidPayloadError extends IdemqError {
+  readonly issues: readonly string[];
+  constructor(issues: readonly string[]) {
+    super(ErrorCodes.PAYLOAD_INVALID, `Payload failed validation: ${issues.join('; ')}`);
+    this.issues = issues;
+  }
+}
+
+/**
+ * The requestId of an incoming message: the transport's, or a derived one when none is present.
+ * Bytes are decoded strictly (invalid UTF-8 is an error, never replaced).
+ */
+export function readRequestId(
+  message: IncomingMessage,
+  maxBytes: number,
+  derive?: (message: IncomingMessage) => string | undefined,
+): string {
+  let raw = message.requestId;
+  if (raw instanceof Uint8Array) raw = requestIdFromBytes(raw);
+  if ((raw === undefined || raw === null || raw === '') && derive) raw = derive(message);
+  return validateRequestId(raw, maxBytes);
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** Default decoder: JSON from strict UTF-8. */
+export function decodeJson(body: Uint8Array): unknown {
+  return JSON.parse(utf8.decode(body));
+}
+
+/** Decodes and validates a body; throws typed payload errors. */
+export async function readPayload<T>(
+  message: IncomingMessage,
+  decode: ((body: Uint8Array, message: IncomingMessage) => T) | undefined,
+  schema: StandardSchemaV1<unknown, T> | undefined,
+): Promise<T> {
+  let value: unknown;
+  try {
+    value = decode ? decode(message.body, message) : decodeJson(message.body);
+  } catch (error) {
+    if (isIdemqError(error)) throw error;
+    throw new MalformedPayloadError(error instanceof Error ? error.message : String(error), error);
+  }
+  if (!schema) return value as T;
+  const outcome = await schema['~standard'].validate(value);
+  if (outcome.issues) {
+    throw new InvalidPayloadError(
+      outcome.issues.map((issue) => {
+        const path = issue.path
+          ?.map((part) => String(typeof part === 'object' ? part.key : part))
+          .join('.');
+        return path ? `${path}: ${issue.message}` : issue.message;
+      }),
+    );
+  }
+  return outcome.value;
+}
+
+export { InvalidRequestIdError };

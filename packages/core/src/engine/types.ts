@@ -1,0 +1,154 @@
+import type { Logger } from '../observability/logger.js';
+import type { StandardSchemaV1 } from '../options/standardSchema.js';
+import type { Store, StoredError } from '../store/Store.js';
+import type { IncomingMessage, Transport } from '../transport/Transport.js';
+
+/** Options shared by `createIdempotency` and `createConsumer`. */
+export interface IdempotencyOptions {
+  store: Store;
+  /** Idempotency namespace: one record per (scope, requestId). */
+  scope: string;
+  /**
+   * How long a claim holds before another process may take it over.
+   * @default 40000
+   */
+  leaseMs?: number;
+  /**
+   * How long a COMPLETED record answers duplicates.
+   * @default 86400000
+   */
+  completedTtlMs?: number;
+  /**
+   * How long a FAILED (or abandoned) record remembers its attempts.
+   * @default 86400000
+   */
+  failedTtlMs?: number;
+  /**
+   * Renew the lease every `leaseMs / 3` while the handler runs.
+   * @default true
+   */
+  heartbeat?: boolean;
+  /**
+   * What to do when the store cannot be reached: `'retry'` (fail closed: never run the handler
+   * unclaimed) or `'process'` (fail open: run it without idempotency).
+   * @default 'retry'
+   */
+  onStoreError?: 'retry' | 'process';
+  /**
+   * Store the handler's result and return it to duplicates.
+   * @default false
+   */
+  storeResults?: boolean;
+  /** Turns results into strings and back. @default JSON */
+  serializer?: ResultSerializer;
+  /**
+   * Longest accepted requestId, in UTF-8 bytes.
+   * @default 512
+   */
+  maxRequestIdBytes?: number;
+  /** Silent by default; pino-compatible. */
+  logger?: Logger;
+}
+
+export interface ResultSerializer {
+  serialize(result: unknown): string;
+  deserialize(text: string): unknown;
+}
+
+/** What a handler gets besides the message. */
+export interface HandlerContext {
+  requestId: string;
+  /** The record's attempt: 1 on the first claim, +1 after each failure or crash takeover. */
+  attempt: number;
+  /** Strictly increasing per record: pass it to downstream conditional writes. */
+  fencingToken: number;
+  /** Aborted when the lease is lost or the consumer stops before the handler finished. */
+  signal: AbortSignal;
+  /** The error of the previous attempt, when there was one. */
+  previousError?: StoredError;
+}
+
+export type RunOutcome<R> =
+  /** `fencingToken` is 0 when the store was down and `onStoreError: 'process'` ran fn unclaimed. */
+  | { status: 'processed'; result: R; attempt: number; fencingToken: number }
+  | { status: 'duplicate'; result?: R }
+  | { status: 'in-progress'; retryAfterMs: number; attempt: number }
+  | { status: 'key-reuse' }
+  | { status: 'lease-lost'; attempt: number };
+
+export interface RunOptions {
+  /** The request's payload; its SHA-256 detects the same id reused for another payload. */
+  payload?: Uint8Array | string;
+  /** Aborts `ctx.signal` (the handler decides what to do with it). */
+  signal?: AbortSignal;
+  /** Called after each successful lease renewal (a transport extends its own lease here). */
+  onLeaseRenewed?: (leaseMs: number) => void | Promise<void>;
+}
+
+/** A message as the handler sees it. */
+export interface ConsumedMessage<T> {
+  requestId: string;
+  /** The decoded (and validated, with `schema`) payload. */
+  value: T;
+  body: Uint8Array;
+  headers: Readonly<Record<string, string>>;
+  source: string;
+  key?: string;
+  /** Attempt as the transport counts it (see `attemptSource`). */
+  deliveryAttempt: number;
+  redelivered: boolean;
+  raw: unknown;
+}
+
+export type Handler<T, R> = (message: ConsumedMessage<T>, ctx: HandlerContext) => Promise<R> | R;
+
+export interface RetryPolicy {
+  /**
+   * Handler attempts before the message is dead-lettered.
+   * @default 5
+   */
+  maxAttempts?: number;
+  /** @default 1000 */
+  baseDelayMs?: number;
+  /** @default 60000 */
+  maxDelayMs?: number;
+  /**
+   * `'full'`: a random delay in [0, backoff] (spreads retry storms); `'none'`: exactly backoff.
+   * @default 'full'
+   */
+  jitter?: 'full' | 'none';
+}
+
+export interface ConsumerOptions<T, R> extends IdempotencyOptions {
+  transport: Transport;
+  /** Queue or topic to consume. */
+  source: string;
+  /** Consumer group; instances in one group share the work. @default 'default' */
+  group?: string;
+  handler: Handler<T, R>;
+  /**
+   * Most handlers running at once.
+   * @default 10
+   */
+  concurrency?: number;
+  retry?: RetryPolicy;
+  /**
+   * Payload decoder. Throwing dead-letters the message as malformed.
+   * @default JSON.parse of the UTF-8 body
+   */
+  decode?: (body: Uint8Array, message: IncomingMessage) => T;
+  /** Any Standard Schema validator (zod, valibot, arktype…); failures are dead-lettered. */
+  schema?: StandardSchemaV1<unknown, T>;
+  /** Derives a requestId when the transport's is absent (default: none, the message is rejected). */
+  deriveRequestId?: (message: IncomingMessage) => string | undefined;
+  /**
+   * Delay before a message is redelivered after a store error (fail-closed).
+   * @default 5000
+   */
+  storeErrorRetryDelayMs?: number;
+  /**
+   * How long `stop()` waits for running handlers before aborting them.
+   * @default 30000
+   */
+  drainTimeoutMs?: number;
+}

@@ -1,0 +1,14 @@
+export { type ErrorCode, ErrorCodes } from './codes.js';
+export {
+  HandlerFailedError,
+  InvalidOptionsError,
+  KeyReuseError,
+  LeaseLostError,
+  MaxAttemptsError,
+  NonRetriableError,
+  ResultTooLargeError,
+  StoreClosedError,
+  StoreUnavailableError,
+  toError,
+} from './errors.js';
+export { IdemqError, type IdemqErrorOptions, isIdemqError } from './IdemqError.js';

@@ -1,0 +1,67 @@
+import { channel } from 'node:diagnostics_channel';
+
+/** What each consumer event carries: enough for metrics and OpenTelemetry spans. */
+export interface ConsumerEvents {
+  /** The handler succeeded and the record is COMPLETED. */
+  processed: { requestId: string; source: string; attempt: number; durationMs: number };
+  /** The id was already COMPLETED: acked without running the handler. */
+  duplicate: { requestId: string; source: string };
+  /** Another owner holds a live lease: redelivery scheduled after it. */
+  'in-progress': { requestId: string; source: string; retryAfterMs: number };
+  /** The handler failed and will be tried again. */
+  retry: { requestId: string; source: string; attempt: number; delayMs: number; error: Error };
+  /** The message went to the dead-letter destination. */
+  'dead-letter': {
+    requestId: string | undefined;
+    source: string;
+    attempt: number | undefined;
+    reason: string;
+    code: string;
+  };
+  /** The lease was renewed while the handler ran. */
+  'lease-extended': { requestId: string; source: string; leaseMs: number };
+  /** This owner lost the record to another; its result was discarded. */
+  'lease-lost': { requestId: string; source: string; attempt: number };
+  /** The store failed; the message was handled per `onStoreError`. */
+  'store-error': { requestId: string | undefined; source: string; error: Error };
+  /** The transport or a settlement failed. */
+  error: { source: string; error: Error };
+}
+
+export type ConsumerEventName = keyof ConsumerEvents;
+
+type Listener<E extends ConsumerEventName> = (payload: ConsumerEvents[E]) => void;
+
+/**
+ * A tiny typed emitter. Every event also goes to `node:diagnostics_channel` as `idemq:<event>`,
+ * so telemetry can subscribe without a hook in core. A throwing listener never breaks the engine.
+ */
+export class EventHub {
+  private readonly listeners = new Map<ConsumerEventName, Set<Listener<never>>>();
+
+  on<E extends ConsumerEventName>(event: E, listener: Listener<E>): () => void {
+    let set = this.listeners.get(event);
+    if (!set) {
+      set = new Set();
+      this.listeners.set(event, set);
+    }
+    set.add(listener as Listener<never>);
+    return () => this.off(event, listener);
+  }
+
+  off<E extends ConsumerEventName>(event: E, listener: Listener<E>): void {
+    this.listeners.get(event)?.delete(listener as Listener<never>);
+  }
+
+  emit<E extends ConsumerEventName>(event: E, payload: ConsumerEvents[E]): void {
+    const diagnostics = channel(`idemq:${event}`);
+    if (diagnostics.hasSubscribers) diagnostics.publish(payload);
+    for (const listener of this.listeners.get(event) ?? []) {
+      try {
+        (listener as Listener<E>)(payload);
+      } catch {
+        // A listener's bug must not change how a message is settled.
+      }
+    }
+  }
+}

@@ -1,0 +1,2 @@
+export { type FaultyStore, faultyStore } from './faultyStore.js';
+export { type ManualClock, manualClock } from './manualClock.js';
