@@ -55,6 +55,7 @@ export async function execute<R>(
   const payloadFingerprint = hooks.payload === undefined ? undefined : fingerprint(hooks.payload);
 
   let claim: Awaited<ReturnType<Store['claim']>>;
+  const claimSentAt = performance.now();
   try {
     claim = await store.claim({
       ...record,
@@ -123,6 +124,7 @@ export async function execute<R>(
         record,
         token,
         leaseMs: settings.leaseMs,
+        heldSince: claimSentAt,
         onRenewed: (leaseMs) => void hooks.onLeaseRenewed?.(leaseMs),
         onLost: () => {
           controller.abort(new Error(`lease on ${requestId} lost`));
@@ -136,6 +138,9 @@ export async function execute<R>(
     attempt,
     fencingToken,
     signal: controller.signal,
+    leaseRemainingMs: keeper
+      ? keeper.remainingMs
+      : () => Math.max(0, settings.leaseMs - (performance.now() - claimSentAt)),
     ...(claim.previousError === undefined ? {} : { previousError: claim.previousError }),
   };
 
@@ -207,6 +212,8 @@ async function runUnclaimed<R>(
     attempt: 1,
     fencingToken: 0,
     signal: hooks.signal ?? controller.signal,
+    // Unclaimed: no lease protects this run.
+    leaseRemainingMs: () => 0,
   };
   try {
     return { kind: 'processed-unclaimed', result: await fn(ctx), storeError };

@@ -9,10 +9,17 @@ export interface LeaseKeeperOptions {
   onRenewed: (leaseMs: number) => void;
   /** Once, when the lease is lost for sure or can no longer be proven held. */
   onLost: () => void;
+  /** `performance.now()` when the claim was sent: the lease is counted from there. */
+  heldSince: number;
 }
 
 export interface LeaseKeeper {
   stop(): void;
+  /**
+   * Lease left by this process's own monotonic clock, counted from when the last successful
+   * claim or renewal was *sent*: a lower bound that holds even when timers were starved.
+   */
+  remainingMs(): number;
 }
 
 /**
@@ -23,7 +30,7 @@ export interface LeaseKeeper {
 export function startLeaseKeeper(options: LeaseKeeperOptions): LeaseKeeper {
   const { store, record, token, leaseMs } = options;
   const intervalMs = Math.max(1, Math.floor(leaseMs / 3));
-  let lastHeldAt = performance.now();
+  let lastHeldAt = options.heldSince;
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
 
@@ -59,5 +66,6 @@ export function startLeaseKeeper(options: LeaseKeeperOptions): LeaseKeeper {
       stopped = true;
       if (timer) clearTimeout(timer);
     },
+    remainingMs: () => Math.max(0, leaseMs - (performance.now() - lastHeldAt)),
   };
 }

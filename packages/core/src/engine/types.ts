@@ -64,6 +64,12 @@ export interface HandlerContext {
   fencingToken: number;
   /** Aborted when the lease is lost or the consumer stops before the handler finished. */
   signal: AbortSignal;
+  /**
+   * Lease left, by this process's monotonic clock (0 = may have lapsed). Check it right before
+   * an irreversible side effect: unlike `signal`, it is exact even when a blocked event loop
+   * kept the heartbeat from running. For full safety pass `fencingToken` downstream.
+   */
+  leaseRemainingMs(): number;
   /** The error of the previous attempt, when there was one. */
   previousError?: StoredError;
 }

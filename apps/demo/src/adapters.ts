@@ -1,0 +1,113 @@
+/**
+ * The registry of transports and stores the demo can run on. Today only `memory`; later issues add
+ * an entry per adapter (`rabbitmq`, `kafka`, `sqs`, `redis`) and nothing else changes.
+ */
+import {
+  type MemoryTransport,
+  memoryBroker,
+  memoryStore,
+  memoryTransport,
+  type Store,
+  type Transport,
+} from '@idemq/core';
+
+/** One broker as the scenario uses it: connections, a backlog probe, teardown. */
+export interface TransportKit {
+  readonly name: string;
+  /** Opens a new connection: one per consumer and one for the publisher. */
+  connect(): Transport;
+  /**
+   * Messages on `destination` not settled yet (ready + in flight + delayed) for `group`, or
+   * `undefined` when the broker cannot tell cheaply; the scenario then relies on events alone.
+   */
+  backlog(destination: string, group: string): Promise<number | undefined>;
+  /** Closes what `connect` opened and the broker itself. */
+  close(): Promise<void>;
+}
+
+/** One idempotency store as the scenario uses it. */
+export interface StoreKit {
+  readonly name: string;
+  /** The store shared by all consumers (they share records, as processes sharing Redis would). */
+  readonly store: Store;
+  close(): Promise<void>;
+}
+
+/** Options every transport kit understands. */
+export interface TransportKitOptions {
+  /** Suffix of the dead-letter destination: `payments` → `payments.dlq`. */
+  deadLetterSuffix: string;
+}
+
+type TransportFactory = (options: TransportKitOptions) => TransportKit;
+type StoreFactory = () => StoreKit;
+
+const transportFactories: Readonly<Record<string, TransportFactory>> = {
+  memory: memoryTransportKit,
+};
+
+const storeFactories: Readonly<Record<string, StoreFactory>> = {
+  memory: () => {
+    const store = memoryStore();
+    return { name: 'memory', store, close: () => store.close() };
+  },
+};
+
+/** Names that later versions of the demo will accept. */
+const PLANNED_TRANSPORTS = ['rabbitmq', 'kafka', 'sqs'];
+const PLANNED_STORES = ['redis'];
+
+/** A `--transport` / `--store` value the demo cannot run with; the CLI exits 2 with its message. */
+export class UnsupportedAdapterError extends Error {
+  constructor(kind: 'transport' | 'store', name: string, available: readonly string[]) {
+    const planned = kind === 'transport' ? PLANNED_TRANSPORTS : PLANNED_STORES;
+    super(
+      planned.includes(name)
+        ? `--${kind} ${name} is available in a later version; this one runs on: ${available.join(', ')}`
+        : `unknown --${kind} '${name}'; choose one of: ${available.join(', ')}`,
+    );
+    this.name = 'UnsupportedAdapterError';
+  }
+}
+
+/** Transport names this build accepts. */
+export const transportNames: readonly string[] = Object.keys(transportFactories);
+/** Store names this build accepts. */
+export const storeNames: readonly string[] = Object.keys(storeFactories);
+
+/** The transport factory for `name`; throws `UnsupportedAdapterError` for anything else. */
+export function resolveTransport(name: string): TransportFactory {
+  const factory = Object.hasOwn(transportFactories, name) ? transportFactories[name] : undefined;
+  if (!factory) throw new UnsupportedAdapterError('transport', name, transportNames);
+  return factory;
+}
+
+/** The store factory for `name`; throws `UnsupportedAdapterError` for anything else. */
+export function resolveStore(name: string): StoreFactory {
+  const factory = Object.hasOwn(storeFactories, name) ? storeFactories[name] : undefined;
+  if (!factory) throw new UnsupportedAdapterError('store', name, storeNames);
+  return factory;
+}
+
+function memoryTransportKit(options: TransportKitOptions): TransportKit {
+  const broker = memoryBroker();
+  const connections: MemoryTransport[] = [];
+  const open = () => {
+    const transport = memoryTransport({ broker, deadLetterSuffix: options.deadLetterSuffix });
+    connections.push(transport);
+    return transport;
+  };
+  // A connection of its own for probing, so stats never depend on a consumer's lifetime.
+  const probe = open();
+  return {
+    name: 'memory',
+    connect: open,
+    async backlog(destination, group) {
+      const stats = probe.stats(destination, group);
+      return stats.ready + stats.inFlight + stats.delayed;
+    },
+    async close() {
+      await Promise.all(connections.map((connection) => connection.close()));
+    },
+  };
+}

@@ -1,0 +1,72 @@
+import { describe, expect, it } from 'vitest';
+import { ExitCodes, main, parseCli } from './cli.js';
+
+function capture() {
+  const out: string[] = [];
+  const err: string[] = [];
+  return {
+    io: {
+      stdout: { write: (chunk: string) => out.push(chunk), isTTY: false },
+      stderr: { write: (chunk: string) => err.push(chunk) },
+    },
+    stdout: () => out.join(''),
+    stderr: () => err.join(''),
+  };
+}
+
+describe('cli', () => {
+  it.each([
+    [['--messages', '0'], /--messages must be a whole number/],
+    [['--messages', 'many'], /--messages must be a whole number/],
+    [['--duplicates', '1.5'], /--duplicates must be a fraction/],
+    [['--consumers', '0'], /--consumers must be a whole number/],
+    [['--timeout-ms', '-5'], /--timeout-ms/],
+    [['--transport', 'rabbitmq'], /available in a later version/],
+    [['--store', 'redis'], /available in a later version/],
+    [['--transport', 'carrier-pigeon'], /unknown --transport 'carrier-pigeon'/],
+    [['--frobnicate'], /Unknown option '--frobnicate'/],
+    [['positional'], /Unexpected argument 'positional'/],
+  ])('rejects %j with exit code 2', async (argv, message) => {
+    const run = capture();
+    expect(await main(argv, run.io)).toBe(ExitCodes.usage);
+    expect(run.stderr()).toMatch(message);
+    expect(run.stdout()).toBe('');
+  });
+
+  it('prints help and exits 0', async () => {
+    const run = capture();
+    expect(await main(['--help'], run.io)).toBe(ExitCodes.ok);
+    expect(run.stdout()).toMatch(/--messages <n>/);
+    expect(run.stdout()).toMatch(/--transport <name>/);
+  });
+
+  it('parses defaults, percentages and the separator pnpm passes through', () => {
+    const command = parseCli(['--', '--duplicates', '10%', '--seed', '7']);
+    expect(command).toMatchObject({
+      kind: 'run',
+      json: false,
+      scenario: { messages: 2000, duplicates: 0.1, consumers: 4, seed: 7, transport: 'memory' },
+    });
+  });
+
+  it('runs a small demo, prints JSON and exits 0', async () => {
+    const run = capture();
+    const code = await main(
+      ['--messages', '120', '--consumers', '3', '--seed', '11', '--json'],
+      run.io,
+    );
+    const figures = JSON.parse(run.stdout()) as Record<string, unknown>;
+    expect(code).toBe(ExitCodes.ok);
+    expect(figures).toMatchObject({ ok: true, processedTwice: 0, lost: 0, uniqueIds: 120 });
+    // Progress went to stderr, so stdout is nothing but the document.
+    expect(run.stderr()).toMatch(/progress /);
+  });
+
+  it('prints the summary table and exits 1 when payments are lost', async () => {
+    const run = capture();
+    const code = await main(['--messages', '200', '--seed', '3', '--timeout-ms', '1'], run.io);
+    expect(code).toBe(ExitCodes.invariantViolated);
+    expect(run.stdout()).toMatch(/│ lost +│ +[1-9][\d,]* │ must be 0: FAILED/);
+    expect(run.stdout()).toMatch(/FAILED:/);
+  });
+});
