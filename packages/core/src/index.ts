@@ -7,7 +7,7 @@ export {
   type StopReport,
 } from './engine/createConsumer.js';
 export { createIdempotency, type Idempotency } from './engine/createIdempotency.js';
-export { type Decision, decide } from './engine/decide.js';
+export { type Decision, type DecisionPolicy, decide } from './engine/decide.js';
 export {
   CONSUMER_DEFAULTS,
   IDEMPOTENCY_DEFAULTS,

@@ -65,8 +65,13 @@ export function createConsumer<T = unknown, R = unknown>(options: ConsumerOption
   const { transport, source, handler } = options;
   const group = options.group ?? CONSUMER_DEFAULTS.group;
   const concurrency = options.concurrency ?? CONSUMER_DEFAULTS.concurrency;
-  const storeErrorRetryDelayMs =
-    options.storeErrorRetryDelayMs ?? CONSUMER_DEFAULTS.storeErrorRetryDelayMs;
+  const decisionPolicy = {
+    retry: retryPolicy,
+    storeErrorRetryDelayMs:
+      options.storeErrorRetryDelayMs ?? CONSUMER_DEFAULTS.storeErrorRetryDelayMs,
+    inProgressRetryMaxDelayMs:
+      options.inProgressRetryMaxDelayMs ?? CONSUMER_DEFAULTS.inProgressRetryMaxDelayMs,
+  };
   const drainTimeoutMs = options.drainTimeoutMs ?? CONSUMER_DEFAULTS.drainTimeoutMs;
   const maxRequestIdBytes = options.maxRequestIdBytes ?? IDEMPOTENCY_DEFAULTS.maxRequestIdBytes;
   const logger = options.logger ?? silentLogger;
@@ -80,6 +85,8 @@ export function createConsumer<T = unknown, R = unknown>(options: ConsumerOption
 
   let state: 'idle' | 'running' | 'stopping' = 'idle';
   let subscription: Subscription | undefined;
+  /** The subscribe call of `start()`, which a concurrent `stop()` must wait for. */
+  let starting: Promise<unknown> | undefined;
   let stopping: Promise<StopReport> | undefined;
   /** Running handlers, with the controller that aborts them when a drain times out. */
   const inFlight = new Map<Promise<void>, AbortController>();
@@ -159,6 +166,8 @@ export function createConsumer<T = unknown, R = unknown>(options: ConsumerOption
       {
         payload: message.body,
         signal: abort.signal,
+        abandonOnAbort: true,
+        unclaimedAttempt: message.attempt,
         onLeaseRenewed: async (leaseMs) => {
           events.emit('lease-extended', { requestId, source, leaseMs });
           await delivery.extendLease(leaseMs).catch(() => false);
@@ -171,7 +180,7 @@ export function createConsumer<T = unknown, R = unknown>(options: ConsumerOption
       events.emit('store-error', { requestId, source, error });
     }
 
-    const decision = decide(execution, retryPolicy, storeErrorRetryDelayMs);
+    const decision = decide(execution, decisionPolicy);
     switch (decision.verb) {
       case 'ack':
         await settle(() => delivery.ack());
@@ -214,11 +223,9 @@ export function createConsumer<T = unknown, R = unknown>(options: ConsumerOption
         return;
       case 'release':
         await settle(() => delivery.release());
-        events.emit('lease-lost', {
-          requestId,
-          source,
-          attempt: execution.kind === 'lease-lost' ? execution.attempt : 0,
-        });
+        if (decision.event === 'lease-lost' && execution.kind === 'lease-lost') {
+          events.emit('lease-lost', { requestId, source, attempt: execution.attempt });
+        }
         return;
     }
   }
@@ -236,6 +243,7 @@ export function createConsumer<T = unknown, R = unknown>(options: ConsumerOption
   }
 
   async function drain(timeoutMs: number): Promise<StopReport> {
+    await starting?.catch(() => undefined);
     await subscription?.stop();
     const running = [...inFlight.keys()];
     let timer: NodeJS.Timeout | undefined;
@@ -264,17 +272,21 @@ export function createConsumer<T = unknown, R = unknown>(options: ConsumerOption
       if (state !== 'idle') throw new ConsumerStateError(`consumer is ${state}, cannot start`);
       state = 'running';
       stopping = undefined;
+      const subscribing = transport.subscribe({
+        source,
+        group,
+        maxInFlight: concurrency,
+        onDelivery,
+        onError: (error) => events.emit('error', { source, error }),
+      });
+      starting = subscribing;
       try {
-        subscription = await transport.subscribe({
-          source,
-          group,
-          maxInFlight: concurrency,
-          onDelivery,
-          onError: (error) => events.emit('error', { source, error }),
-        });
+        subscription = await subscribing;
       } catch (error) {
         state = 'idle';
         throw error;
+      } finally {
+        starting = undefined;
       }
     },
 
@@ -317,6 +329,7 @@ function validateConsumerOptions<T, R>(options: ConsumerOptions<T, R>): void {
     .fn('decode', options.decode, true)
     .fn('deriveRequestId', options.deriveRequestId, true)
     .integer('storeErrorRetryDelayMs', options.storeErrorRetryDelayMs, 0)
+    .integer('inProgressRetryMaxDelayMs', options.inProgressRetryMaxDelayMs, 0)
     .integer('drainTimeoutMs', options.drainTimeoutMs, 0);
   if (options.schema !== undefined) {
     check.expect(

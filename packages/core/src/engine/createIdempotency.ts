@@ -36,6 +36,9 @@ export interface Idempotency {
  */
 export function createIdempotency(options: IdempotencyOptions): Idempotency {
   const check = new OptionsCheck('createIdempotency');
+  if (typeof options !== 'object' || options === null) {
+    check.expect(false, 'options must be an object').done();
+  }
   checkIdempotencyOptions(check, options);
   check.done();
   const settings = resolveExecuteSettings(options, Number.POSITIVE_INFINITY);
@@ -80,7 +83,8 @@ export function createIdempotency(options: IdempotencyOptions): Idempotency {
         case 'failed':
           throw execution.error;
         case 'exhausted':
-          throw new Error('unreachable: run() has no attempt limit');
+        case 'abandoned':
+          throw new Error(`unreachable: run() never yields ${execution.kind}`);
         case 'store-error':
           throw isIdemqError(execution.error)
             ? execution.error

@@ -9,7 +9,16 @@ export type Decision =
   | { verb: 'ack'; event: 'processed' | 'duplicate' }
   | { verb: 'retry'; delayMs: number; event: 'retry' | 'in-progress' | 'store-error' }
   | { verb: 'reject'; reason: string; code: string; attempt: number | undefined }
-  | { verb: 'release'; event: 'lease-lost' };
+  | { verb: 'release'; event: 'lease-lost' | 'abandoned' };
+
+/** The consumer settings the decision depends on. */
+export interface DecisionPolicy {
+  retry: Required<RetryPolicy>;
+  /** Redelivery delay after a store error (fail-closed). */
+  storeErrorRetryDelayMs: number;
+  /** Cap on the wait of a copy that found the record IN_PROGRESS under another owner. */
+  inProgressRetryMaxDelayMs: number;
+}
 
 /**
  * The decision table of DESIGN.md §4, as one pure function: every transport settles the same
@@ -17,8 +26,7 @@ export type Decision =
  */
 export function decide(
   execution: Execution<unknown>,
-  policy: Required<RetryPolicy>,
-  storeErrorRetryDelayMs: number,
+  policy: DecisionPolicy,
   random: () => number = Math.random,
 ): Decision {
   switch (execution.kind) {
@@ -28,8 +36,13 @@ export function decide(
     case 'duplicate':
       return { verb: 'ack', event: 'duplicate' };
     case 'in-progress':
-      // Never ack: the owner may still fail. Come back when its lease would have lapsed.
-      return { verb: 'retry', delayMs: execution.retryAfterMs, event: 'in-progress' };
+      // Never ack: the owner may still fail. Come back when its lease would have lapsed, or
+      // sooner (the cap): an owner usually finishes well inside its lease.
+      return {
+        verb: 'retry',
+        delayMs: Math.min(execution.retryAfterMs, policy.inProgressRetryMaxDelayMs),
+        event: 'in-progress',
+      };
     case 'key-reuse':
       return {
         verb: 'reject',
@@ -39,8 +52,10 @@ export function decide(
       };
     case 'lease-lost':
       return { verb: 'release', event: 'lease-lost' };
+    case 'abandoned':
+      return { verb: 'release', event: 'abandoned' };
     case 'store-error':
-      return { verb: 'retry', delayMs: storeErrorRetryDelayMs, event: 'store-error' };
+      return { verb: 'retry', delayMs: policy.storeErrorRetryDelayMs, event: 'store-error' };
     case 'exhausted':
       return {
         verb: 'reject',
@@ -60,7 +75,7 @@ export function decide(
           attempt,
         };
       }
-      if (attempt >= policy.maxAttempts) {
+      if (attempt >= policy.retry.maxAttempts) {
         return {
           verb: 'reject',
           reason: `gave up after ${attempt} attempt(s): ${error.message}`,
@@ -68,7 +83,11 @@ export function decide(
           attempt,
         };
       }
-      return { verb: 'retry', delayMs: backoffDelayMs(attempt, policy, random), event: 'retry' };
+      return {
+        verb: 'retry',
+        delayMs: backoffDelayMs(attempt, policy.retry, random),
+        event: 'retry',
+      };
     }
   }
 }

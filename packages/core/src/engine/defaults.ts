@@ -22,6 +22,7 @@ export const CONSUMER_DEFAULTS = Object.freeze({
   group: 'default',
   concurrency: 10,
   storeErrorRetryDelayMs: 5_000,
+  inProgressRetryMaxDelayMs: 5_000,
   drainTimeoutMs: 30_000,
 });
 

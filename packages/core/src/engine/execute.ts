@@ -30,6 +30,8 @@ export type Execution<R> =
   | { kind: 'in-progress'; retryAfterMs: number; attempt: number }
   | { kind: 'key-reuse' }
   | { kind: 'lease-lost'; attempt: number }
+  /** The caller aborted (consumer stopping) and the handler gave up: claim released. */
+  | { kind: 'abandoned'; attempt: number }
   | { kind: 'failed'; error: Error; attempt: number; retriable: boolean }
   | { kind: 'exhausted'; attempt: number; lastError: StoredError | undefined }
   | { kind: 'store-error'; error: Error; attempt: number | undefined };
@@ -37,6 +39,13 @@ export type Execution<R> =
 export interface ExecuteHooks extends RunOptions {
   /** When the heartbeat learns the lease is gone. */
   onLeaseLost?: (attempt: number) => void;
+  /**
+   * An abort of `signal` means "abandon": stop renewing the lease, and release the claim
+   * (no attempt counted) when the handler then fails.
+   */
+  abandonOnAbort?: boolean;
+  /** Attempt reported for a fail-open run, which has no record to count it. @default 1 */
+  unclaimedAttempt?: number;
 }
 
 /**
@@ -115,9 +124,6 @@ export async function execute<R>(
   }
 
   const controller = new AbortController();
-  const abortFromCaller = () => controller.abort(hooks.signal?.reason);
-  if (hooks.signal?.aborted) abortFromCaller();
-  hooks.signal?.addEventListener('abort', abortFromCaller, { once: true });
   const keeper = settings.heartbeat
     ? startLeaseKeeper({
         store,
@@ -125,13 +131,26 @@ export async function execute<R>(
         token,
         leaseMs: settings.leaseMs,
         heldSince: claimSentAt,
-        onRenewed: (leaseMs) => void hooks.onLeaseRenewed?.(leaseMs),
+        onRenewed: (leaseMs) => {
+          // A hook's failure must not become an unhandled rejection: renewal itself succeeded.
+          Promise.resolve()
+            .then(() => hooks.onLeaseRenewed?.(leaseMs))
+            .catch(() => {});
+        },
         onLost: () => {
           controller.abort(new Error(`lease on ${requestId} lost`));
           hooks.onLeaseLost?.(attempt);
         },
       })
     : undefined;
+  const abortFromCaller = () => {
+    // Abandoned (consumer stopping): stop renewing so the lease lapses and another process
+    // can take the message over even if this handler never returns.
+    if (hooks.abandonOnAbort) keeper?.stop();
+    controller.abort(hooks.signal?.reason);
+  };
+  if (hooks.signal?.aborted) abortFromCaller();
+  hooks.signal?.addEventListener('abort', abortFromCaller, { once: true });
 
   const ctx: HandlerContext = {
     requestId,
@@ -148,6 +167,11 @@ export async function execute<R>(
   try {
     result = await fn(ctx);
   } catch (thrown) {
+    if (hooks.abandonOnAbort && hooks.signal?.aborted) {
+      // Stopped, not failed: give the claim back without counting an attempt.
+      await store.release(fenced).catch(() => undefined);
+      return { kind: 'abandoned', attempt };
+    }
     const error = toError(thrown);
     return recordFailure(error, isRetriable(error));
   } finally {
@@ -157,7 +181,11 @@ export async function execute<R>(
 
   let serialized: string | undefined;
   try {
-    serialized = settings.serializer ? settings.serializer.serialize(result) : undefined;
+    // No result is stored for `undefined`: a duplicate then replays `undefined`, not `null`.
+    serialized =
+      settings.serializer && result !== undefined
+        ? settings.serializer.serialize(result)
+        : undefined;
   } catch (thrown) {
     return recordFailure(toError(thrown), false);
   }
@@ -203,13 +231,14 @@ async function completeRecord<R>(
 async function runUnclaimed<R>(
   requestId: string,
   fn: (ctx: HandlerContext) => Promise<R> | R,
-  hooks: RunOptions,
+  hooks: ExecuteHooks,
   storeError: Error,
 ): Promise<Execution<R>> {
   const controller = new AbortController();
+  const attempt = hooks.unclaimedAttempt ?? 1;
   const ctx: HandlerContext = {
     requestId,
-    attempt: 1,
+    attempt,
     fencingToken: 0,
     signal: hooks.signal ?? controller.signal,
     // Unclaimed: no lease protects this run.
@@ -219,7 +248,7 @@ async function runUnclaimed<R>(
     return { kind: 'processed-unclaimed', result: await fn(ctx), storeError };
   } catch (thrown) {
     const error = toError(thrown);
-    return { kind: 'failed', error, attempt: 1, retriable: isRetriable(error) };
+    return { kind: 'failed', error, attempt, retriable: isRetriable(error) };
   }
 }
 

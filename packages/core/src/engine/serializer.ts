@@ -15,12 +15,17 @@ export class ResultNotSerializableError extends IdemqError {
  */
 export const jsonSerializer: ResultSerializer = Object.freeze({
   serialize(result: unknown): string {
-    if (typeof result === 'function' || typeof result === 'symbol') {
-      throw new ResultNotSerializableError(`a ${typeof result} is not data`);
-    }
+    // JSON.stringify silently drops functions and symbols; refuse them instead of storing less.
+    const refuseNonData = (_key: string, value: unknown) => {
+      if (typeof value === 'function' || typeof value === 'symbol') {
+        throw new ResultNotSerializableError(`a ${typeof value} is not data`);
+      }
+      return value;
+    };
     try {
-      return JSON.stringify(result === undefined ? null : result);
+      return JSON.stringify(result === undefined ? null : result, refuseNonData);
     } catch (error) {
+      if (error instanceof ResultNotSerializableError) throw error;
       throw new ResultNotSerializableError(
         error instanceof Error ? error.message : 'JSON.stringify failed',
         error,

@@ -153,6 +153,12 @@ export interface ConsumerOptions<T, R> extends IdempotencyOptions {
    */
   storeErrorRetryDelayMs?: number;
   /**
+   * Longest wait before a copy that found its id IN_PROGRESS elsewhere is looked at again
+   * (at most the owner's remaining lease).
+   * @default 5000
+   */
+  inProgressRetryMaxDelayMs?: number;
+  /**
    * How long `stop()` waits for running handlers before aborting them.
    * @default 30000
    */
