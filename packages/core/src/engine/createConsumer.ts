@@ -1,4 +1,4 @@
-import { ErrorCodes } from '../errors/codes.js';
+import { type ErrorCode, ErrorCodes } from '../errors/codes.js';
 import { toError } from '../errors/errors.js';
 import { IdemqError, isIdemqError } from '../errors/IdemqError.js';
 import { type ConsumerEventName, type ConsumerEvents, EventHub } from '../observability/events.js';
@@ -91,35 +91,28 @@ export function createConsumer<T = unknown, R = unknown>(options: ConsumerOption
   /** Running handlers, with the controller that aborts them when a drain times out. */
   const inFlight = new Map<Promise<void>, AbortController>();
 
-  async function settle(verb: () => Promise<boolean>): Promise<void> {
+  /** Settles; false when the delivery could no longer be settled (lease or connection gone). */
+  async function settle(verb: () => Promise<boolean>): Promise<boolean> {
     try {
-      await verb();
+      return await verb();
     } catch (thrown) {
       // The broker connection is gone: it redelivers unsettled messages by itself.
       events.emit('error', { source, error: toError(thrown) });
+      return false;
     }
   }
 
+  /** Dead-letters; the event fires only when the message really went to the dead letters. */
   async function reject(
     delivery: Delivery,
     requestId: string | undefined,
-    error: IdemqError,
+    cause: { reason: string; code: string },
     attempt: number | undefined,
   ): Promise<void> {
-    await settle(() =>
-      delivery.reject({
-        reason: error.message,
-        code: error.code,
-        ...(attempt === undefined ? {} : { attempts: attempt }),
-      }),
+    const rejected = await settle(() =>
+      delivery.reject({ ...cause, ...(attempt === undefined ? {} : { attempts: attempt }) }),
     );
-    events.emit('dead-letter', {
-      requestId,
-      source,
-      attempt,
-      reason: error.message,
-      code: error.code,
-    });
+    if (rejected) events.emit('dead-letter', { requestId, source, attempt, ...cause });
   }
 
   async function handle(delivery: Delivery, abort: AbortController): Promise<void> {
@@ -129,22 +122,12 @@ export function createConsumer<T = unknown, R = unknown>(options: ConsumerOption
     try {
       requestId = readRequestId(message, maxRequestIdBytes, options.deriveRequestId);
     } catch (thrown) {
-      return reject(
-        delivery,
-        undefined,
-        asIdemqError(thrown, ErrorCodes.REQUEST_ID_INVALID),
-        undefined,
-      );
+      return reject(delivery, undefined, causeOf(thrown, ErrorCodes.REQUEST_ID_INVALID), undefined);
     }
     try {
       value = await readPayload(message, options.decode, options.schema);
     } catch (thrown) {
-      return reject(
-        delivery,
-        requestId,
-        asIdemqError(thrown, ErrorCodes.PAYLOAD_MALFORMED),
-        undefined,
-      );
+      return reject(delivery, requestId, causeOf(thrown, ErrorCodes.PAYLOAD_MALFORMED), undefined);
     }
 
     const consumed: ConsumedMessage<T> = {
@@ -183,16 +166,21 @@ export function createConsumer<T = unknown, R = unknown>(options: ConsumerOption
     const decision = decide(execution, decisionPolicy);
     switch (decision.verb) {
       case 'ack':
+        // The record is what counts: even when the ack no longer lands, the redelivery will be
+        // a duplicate, so `processed` / `duplicate` report the record, not the ack.
         await settle(() => delivery.ack());
         if (decision.event === 'processed') {
-          const attempt = execution.kind === 'processed' ? execution.attempt : 1;
+          const attempt =
+            execution.kind === 'processed' || execution.kind === 'processed-unclaimed'
+              ? execution.attempt
+              : 1;
           events.emit('processed', { requestId, source, attempt, durationMs });
         } else {
           events.emit('duplicate', { requestId, source });
         }
         return;
       case 'retry':
-        await settle(() => delivery.retry({ delayMs: decision.delayMs }));
+        if (!(await settle(() => delivery.retry({ delayMs: decision.delayMs })))) return;
         if (decision.event === 'in-progress') {
           events.emit('in-progress', { requestId, source, retryAfterMs: decision.delayMs });
         } else if (decision.event === 'retry' && execution.kind === 'failed') {
@@ -206,21 +194,7 @@ export function createConsumer<T = unknown, R = unknown>(options: ConsumerOption
         }
         return;
       case 'reject':
-        await settle(() =>
-          delivery.reject({
-            reason: decision.reason,
-            code: decision.code,
-            ...(decision.attempt === undefined ? {} : { attempts: decision.attempt }),
-          }),
-        );
-        events.emit('dead-letter', {
-          requestId,
-          source,
-          attempt: decision.attempt,
-          reason: decision.reason,
-          code: decision.code,
-        });
-        return;
+        return reject(delivery, requestId, decision, decision.attempt);
       case 'release':
         await settle(() => delivery.release());
         if (decision.event === 'lease-lost' && execution.kind === 'lease-lost') {
@@ -230,21 +204,49 @@ export function createConsumer<T = unknown, R = unknown>(options: ConsumerOption
     }
   }
 
+  /**
+   * Deliveries waiting for a handler slot. The transport's prefetch normally keeps this empty,
+   * but a broker whose lease lapsed mid-handler frees the slot and delivers again: the consumer
+   * still never runs more than `concurrency` handlers.
+   */
+  const waiting: Delivery[] = [];
+
   function onDelivery(delivery: Delivery): void {
+    if (state !== 'running') {
+      // Stopping: give it back untouched, for free, rather than start new work.
+      void settle(() => delivery.release());
+      return;
+    }
+    if (inFlight.size >= concurrency) {
+      waiting.push(delivery);
+      return;
+    }
+    run(delivery);
+  }
+
+  function run(delivery: Delivery): void {
     const abort = new AbortController();
     const work = handle(delivery, abort)
       .catch((thrown) => {
         // A bug in a hook or decoder must not lose the message: give it back.
         events.emit('error', { source, error: toError(thrown) });
-        return settle(() => delivery.release());
+        return settle(() => delivery.release()).then(() => undefined);
       })
-      .finally(() => inFlight.delete(work));
+      .finally(() => {
+        inFlight.delete(work);
+        const next = waiting.shift();
+        if (next) onDelivery(next);
+      });
     inFlight.set(work, abort);
   }
 
   async function drain(timeoutMs: number): Promise<StopReport> {
+    // Stop fetching before any await, so nothing published from here on is started.
+    const stopFetching = subscription?.stop();
     await starting?.catch(() => undefined);
+    await stopFetching;
     await subscription?.stop();
+    for (const delivery of waiting.splice(0)) await settle(() => delivery.release());
     const running = [...inFlight.keys()];
     let timer: NodeJS.Timeout | undefined;
     const timedOut = await Promise.race([
@@ -353,9 +355,10 @@ function validateConsumerOptions<T, R>(options: ConsumerOptions<T, R>): void {
   check.done();
 }
 
-function asIdemqError(thrown: unknown, fallbackCode: IdemqError['code']): IdemqError {
-  if (isIdemqError(thrown)) return thrown;
-  return new IdemqError(fallbackCode, toError(thrown).message, { cause: thrown });
+/** The reason and code a dead letter carries for a thrown error. */
+function causeOf(thrown: unknown, fallbackCode: ErrorCode): { reason: string; code: string } {
+  const error = toError(thrown);
+  return { reason: error.message, code: isIdemqError(error) ? error.code : fallbackCode };
 }
 
 function definedOnly<O extends object>(value: O | undefined): Partial<O> {

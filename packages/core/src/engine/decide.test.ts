@@ -45,6 +45,7 @@ describe('decide (DESIGN.md §4 decision table)', () => {
       decideFor({
         kind: 'processed-unclaimed',
         result: 1,
+        attempt: 1,
         storeError: new StoreUnavailableError('down'),
       }),
     ).toEqual({ verb: 'ack', event: 'processed' });

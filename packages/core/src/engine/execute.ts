@@ -25,7 +25,7 @@ export interface ExecuteSettings {
 /** Everything that can come of one attempt to process a request. */
 export type Execution<R> =
   | { kind: 'processed'; result: R; attempt: number; fencingToken: number }
-  | { kind: 'processed-unclaimed'; result: R; storeError: Error }
+  | { kind: 'processed-unclaimed'; result: R; attempt: number; storeError: Error }
   | { kind: 'duplicate'; result?: R }
   | { kind: 'in-progress'; retryAfterMs: number; attempt: number }
   | { kind: 'key-reuse' }
@@ -245,7 +245,7 @@ async function runUnclaimed<R>(
     leaseRemainingMs: () => 0,
   };
   try {
-    return { kind: 'processed-unclaimed', result: await fn(ctx), storeError };
+    return { kind: 'processed-unclaimed', result: await fn(ctx), attempt, storeError };
   } catch (thrown) {
     const error = toError(thrown);
     return { kind: 'failed', error, attempt, retriable: isRetriable(error) };

@@ -6,7 +6,7 @@ const docsPath = new URL('../../../../docs/errors.md', import.meta.url);
 
 describe('error codes', () => {
   const documented = [
-    ...readFileSync(docsPath, 'utf8').matchAll(/^\| `(IDEMQ_ERR_[A-Z_]+)` \|/gm),
+    ...readFileSync(docsPath, 'utf8').matchAll(/^\|\s*`(IDEMQ_ERR_[A-Z_]+)`\s*\|/gm),
   ].map((match) => match[1]);
   const defined = Object.values(ErrorCodes);
 

@@ -221,7 +221,7 @@ class MemorySubscription implements Subscription, BrokerSubscriber {
             headers: {
               ...stored.headers,
               [DeadLetterHeaders.reason]: reason,
-              [DeadLetterHeaders.code]: code ?? '',
+              ...(code === undefined ? {} : { [DeadLetterHeaders.code]: code }),
               [DeadLetterHeaders.attempts]: String(attempts ?? queued.attempts),
               [DeadLetterHeaders.source]: source,
             },

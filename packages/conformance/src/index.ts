@@ -1,0 +1,25 @@
+export {
+  type BrokerInspector,
+  type QueueDepth,
+  type ResolvedStoreTiming,
+  type ResolvedTransportTiming,
+  STORE_TIMING_DEFAULTS,
+  type StoreHarness,
+  type StoreTiming,
+  TRANSPORT_TIMING_DEFAULTS,
+  type TransportHarness,
+  type TransportTiming,
+} from './harness.js';
+export {
+  type AnySpyRecord,
+  HandlerSpy,
+  recordAt,
+  requestIdOf,
+  type SettlementData,
+  type SpyEvents,
+  type SpyOutcome,
+  type SpyRecord,
+  type WaitOptions,
+} from './spy.js';
+export { runStoreConformance } from './store/runStoreConformance.js';
+export { runTransportConformance } from './transport/runTransportConformance.js';

@@ -1,0 +1,81 @@
+import { fingerprint } from '@idemq/core';
+import { expect } from 'vitest';
+import type { StoreHarness } from '../harness.js';
+import type { Suite } from '../suite.js';
+import { expectClaimed, LONG_MS, type StoreEnv } from './StoreEnv.js';
+
+const FRESH_IDS = 16;
+
+/** S11: `claimMany` answers per id, in request order, in one round trip. */
+export function registerBatchCases(suite: Suite<StoreEnv, StoreHarness>): void {
+  suite.case(
+    'S11',
+    'batch: claimMany gives per-id outcomes in request order (one round trip when counted)',
+    async (env) => {
+      const store = await env.store();
+      const error = { name: 'Error', message: 'first try failed' };
+
+      // One id in each state a claim can meet.
+      const completed = env.id('completed');
+      const done = expectClaimed(await store.claim(env.claimRequest(completed)));
+      await store.complete({ ...completed, token: done.token, ttlMs: LONG_MS, result: 'r1' });
+      const running = env.id('running');
+      expectClaimed(await store.claim(env.claimRequest(running)));
+      const failed = env.id('failed');
+      const failing = expectClaimed(await store.claim(env.claimRequest(failed)));
+      await store.fail({ ...failed, token: failing.token, ttlMs: LONG_MS, error });
+      const reused = env.id('reused');
+      expectClaimed(await store.claim(env.claimRequest(reused, { fingerprint: fingerprint('a') })));
+      const released = env.id('released');
+      const giving = expectClaimed(await store.claim(env.claimRequest(released)));
+      await store.release({ ...released, token: giving.token });
+      const fresh = Array.from({ length: FRESH_IDS }, () => env.id('fresh'));
+      const twice = env.id('twice');
+
+      const requests = [
+        env.claimRequest(completed),
+        env.claimRequest(running),
+        env.claimRequest(failed),
+        env.claimRequest(reused, { fingerprint: fingerprint('b') }),
+        env.claimRequest(released),
+        ...fresh.map((id) => env.claimRequest(id)),
+        // The same id twice in one batch behaves as two claims in that order.
+        env.claimRequest(twice),
+        env.claimRequest(twice),
+      ];
+      const roundTripsBefore = env.harness.countRoundTrips?.();
+      const outcomes = await store.claimMany(requests);
+      const roundTripsAfter = env.harness.countRoundTrips?.();
+
+      expect(outcomes).toHaveLength(requests.length);
+      expect(outcomes[0]).toMatchObject({ status: 'duplicate', result: 'r1' });
+      expect(outcomes[1]).toMatchObject({ status: 'in-progress', attempt: 1 });
+      expect(outcomes[2]).toMatchObject({ status: 'claimed', attempt: 2, previousError: error });
+      expect(outcomes[3]).toEqual({ status: 'key-reuse' });
+      expect(outcomes[4], 'a released record keeps its attempt').toMatchObject({
+        status: 'claimed',
+        attempt: 1,
+      });
+      const freshOutcomes = outcomes.slice(5, 5 + FRESH_IDS);
+      for (const outcome of freshOutcomes)
+        expect(outcome).toMatchObject({ status: 'claimed', attempt: 1 });
+      const tokens = freshOutcomes.map((o) => (o.status === 'claimed' ? o.token : undefined));
+      expect(new Set(tokens).size).toBe(FRESH_IDS);
+      expect(outcomes[5 + FRESH_IDS]).toMatchObject({ status: 'claimed', attempt: 1 });
+      expect(outcomes[6 + FRESH_IDS]).toMatchObject({ status: 'in-progress', attempt: 1 });
+
+      // Each claim is real: its token completes its own record.
+      const [firstFresh] = fresh;
+      const firstOutcome = freshOutcomes[0];
+      if (firstFresh && firstOutcome?.status === 'claimed') {
+        expect(
+          await store.complete({ ...firstFresh, token: firstOutcome.token, ttlMs: LONG_MS }),
+        ).toBe('ok');
+      }
+
+      if (roundTripsBefore !== undefined && roundTripsAfter !== undefined) {
+        expect(roundTripsAfter - roundTripsBefore, 'round trips for one claimMany').toBe(1);
+      }
+    },
+  );
+}

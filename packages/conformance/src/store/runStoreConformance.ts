@@ -1,0 +1,47 @@
+import { describe } from 'vitest';
+import { resolveStoreTiming, type StoreHarness } from '../harness.js';
+import { Suite } from '../suite.js';
+import { registerBatchCases } from './batch.js';
+import { registerClaimCases } from './claim.js';
+import { registerLeaseCases } from './lease.js';
+import { registerOutageCases } from './outage.js';
+import { registerRecordCases } from './records.js';
+import { StoreEnv } from './StoreEnv.js';
+
+/**
+ * Registers the store conformance cases (S01–S11 of CONFORMANCE.md) for one `Store`
+ * implementation as a vitest `describe` block. Call it at the top level of a test file.
+ *
+ * Every case uses its own scope and closes the stores it opened, also when it fails. Cases that
+ * test expiry wait real time (`timing.shortMs`, 150 ms by default), so they hold for stores whose
+ * clock is a server's.
+ *
+ * @example
+ * // packages/redis/test/conformance.int.test.ts
+ * import { runStoreConformance } from '@idemq/conformance';
+ * import { redisStore } from '@idemq/redis';
+ *
+ * runStoreConformance({
+ *   name: 'redis',
+ *   createStore: async () => redisStore({ url: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379' }),
+ *   createUnreachableStore: async () => redisStore({ url: 'redis://127.0.0.1:1', timeoutMs: 500 }),
+ * });
+ */
+export function runStoreConformance(harness: StoreHarness): void {
+  const timing = resolveStoreTiming(harness.timing);
+  const title = `store conformance: ${harness.name}`;
+  describe(title, () => {
+    const suite = new Suite(harness, () => new StoreEnv(harness, timing), caseTimeoutMs(timing));
+    registerClaimCases(suite);
+    registerLeaseCases(suite);
+    registerRecordCases(suite);
+    registerOutageCases(suite);
+    registerBatchCases(suite);
+    suite.report(title);
+  });
+}
+
+/** Generous per-case timeout: the longest case waits a few leases plus an outage bound. */
+function caseTimeoutMs(timing: ReturnType<typeof resolveStoreTiming>): number {
+  return 10_000 + timing.unavailableWithinMs * 8 + timing.shortMs * 10;
+}

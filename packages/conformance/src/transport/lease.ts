@@ -1,0 +1,162 @@
+import { expect } from 'vitest';
+import type { TransportHarness } from '../harness.js';
+import type { Suite } from '../suite.js';
+import { sleep } from '../wait.js';
+import { expectAttempt } from './expectations.js';
+import type { TransportEnv } from './TransportEnv.js';
+
+/** C19, C20: broker leases, kept alive or lost. Registered only for transports with a lease. */
+export function registerLeaseCases(suite: Suite<TransportEnv, TransportHarness>): void {
+  const { leaseExtension } = suite.harness.capabilities;
+  const leaseMs = suite.harness.leaseMs;
+  if (leaseExtension === false || leaseMs === undefined) {
+    const reason = 'leaseExtension is false: the broker holds deliveries without a lease';
+    suite.omit('C19', reason);
+    suite.omit('C20', reason);
+    return;
+  }
+  const holdMs = Math.min(3 * leaseMs, leaseExtension.maxTotalMs);
+
+  suite.case(
+    'C19',
+    'lease extension (delivery): extending a slow delivery keeps it from being redelivered',
+    async (env) => {
+      const source = await env.source();
+      const spy = env.spy();
+      // Two connections in one group: a lapsed lease would show as a delivery to either.
+      for (let i = 0; i < 2; i++) {
+        await env.subscribe(await env.connect(), { source, spy, maxInFlight: 1 });
+      }
+      const publisher = await env.connect();
+      const id = env.id();
+      await publisher.publish(source, { requestId: id, body: 'slow' });
+      const { delivery } = (await spy.waitFor(id, 'delivered')).data;
+
+      const until = performance.now() + holdMs;
+      while (performance.now() < until) {
+        expect(await delivery.extendLease(leaseMs), 'extendLease while held').toBe(true);
+        await sleep(leaseMs / 3);
+      }
+      expect(spy.count('delivered', id), 'redelivered despite the extensions').toBe(1);
+      expect(await delivery.ack()).toBe(true);
+      await env.quiet();
+      expect(spy.count('delivered', id)).toBe(1);
+    },
+  );
+
+  suite.case(
+    'C19',
+    'lease extension (consumer): the heartbeat keeps a handler slower than the lease from running twice',
+    async (env) => {
+      const source = await env.source();
+      const spy = env.spy();
+      const handler = () => sleep(holdMs);
+      // The consumer's lease equals the broker's: its heartbeat (every lease/3) extends both.
+      for (let i = 0; i < 2; i++) await env.startConsumer({ source, spy, concurrency: 1, handler });
+      const publisher = await env.connect();
+      const id = env.id();
+      await publisher.publish(source, { requestId: id, body: { slow: true } });
+
+      await spy.waitFor(id, 'processed', { timeoutMs: holdMs + env.timing.waitMs });
+      expect(spy.count('handler-started', id)).toBe(1);
+      expect(spy.count('delivered', id), 'redelivered while the handler ran').toBe(1);
+      expect(spy.count('lease-extended', id)).toBeGreaterThanOrEqual(2);
+      const acks = spy.all('acked', id).map((r) => r.data.ok);
+      expect(acks).toEqual([true]);
+    },
+  );
+
+  suite.case(
+    'C20',
+    'ack after lease loss (delivery): the lapsed delivery is redelivered and its late ack resolves false',
+    async (env) => {
+      const source = await env.source();
+      const spy = env.spy();
+      for (let i = 0; i < 2; i++) {
+        await env.subscribe(await env.connect(), { source, spy, maxInFlight: 1 });
+      }
+      const publisher = await env.connect();
+      const id = env.id();
+      await publisher.publish(source, { requestId: id, body: 'lapsing' });
+      const first = await spy.waitFor(id, 'delivered');
+      const second = await spy.waitFor(id, 'delivered', {
+        count: 2,
+        timeoutMs: leaseMs + env.timing.waitMs,
+      });
+      expect(second.at - first.at, 'redelivered before the lease lapsed').toBeGreaterThanOrEqual(
+        leaseMs - env.timing.delayToleranceMs,
+      );
+      expect(second.data.message.redelivered).toBe(true);
+      expectAttempt(second.data.message, 2, env.capabilities, 'attempt after a lapsed lease');
+
+      const late = first.data.delivery;
+      expect(await late.extendLease(leaseMs), 'late extendLease').toBe(false);
+      expect(await late.ack(), 'late ack').toBe(false);
+      expect(await second.data.delivery.ack()).toBe(true);
+      await env.quiet();
+      expect(spy.count('delivered', id)).toBe(2);
+    },
+  );
+
+  suite.case(
+    'C20',
+    'ack after lease loss (consumer): the redelivered copy is caught by dedup — the handler runs once',
+    async (env) => {
+      const source = await env.source();
+      const spy = env.spy();
+      // No heartbeat: the broker lease lapses mid-handler while the store claim (4 leases) holds.
+      const handler = () => sleep(leaseMs * 2.5);
+      for (let i = 0; i < 2; i++) {
+        await env.startConsumer({
+          source,
+          spy,
+          concurrency: 1,
+          heartbeat: false,
+          leaseMs: leaseMs * 4,
+          handler,
+        });
+      }
+      const publisher = await env.connect();
+      const id = env.id();
+      await publisher.publish(source, { requestId: id, body: { slow: true } });
+
+      await spy.waitFor(id, 'duplicate', { timeoutMs: leaseMs * 6 + env.timing.waitMs });
+      expect(spy.count('handler-started', id)).toBe(1);
+      expect(spy.count('in-progress', id), 'the copy saw the live claim').toBeGreaterThanOrEqual(1);
+      expect(
+        spy.all('acked', id).map((r) => r.data.ok),
+        'the slow owner’s ack is late; the duplicate’s is not',
+      ).toEqual([false, true]);
+      await env.expectNoDeadLetters(source);
+    },
+  );
+
+  suite.case(
+    'C17',
+    'concurrency bound (consumer) holds when the broker lease lapses mid-handler (no heartbeat)',
+    async (env) => {
+      const source = await env.source();
+      const spy = env.spy();
+      const handlerMs = leaseMs * 1.5;
+      await env.startConsumer({
+        source,
+        spy,
+        concurrency: 1,
+        heartbeat: false,
+        leaseMs: leaseMs * 4,
+        handler: () => sleep(handlerMs),
+      });
+      const publisher = await env.connect();
+      const ids: string[] = [];
+      for (let i = 0; i < 3; i++)
+        ids.push((await publisher.publish(source, { body: { i } })).requestId);
+
+      await spy.waitForCount('processed', ids.length, {
+        timeoutMs: ids.length * leaseMs * 6 + env.timing.waitMs,
+      });
+      // A lapsed lease frees the broker's slot, not the handler's: the engine must still wait.
+      expect(spy.maxRunning, 'handlers running at once with concurrency 1').toBe(1);
+      for (const id of ids) expect(spy.count('handler-started', id), id).toBe(1);
+    },
+  );
+}

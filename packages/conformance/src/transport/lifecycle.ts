@@ -1,0 +1,172 @@
+import type { HandlerContext } from '@idemq/core';
+import { expect } from 'vitest';
+import type { TransportHarness } from '../harness.js';
+import type { Suite } from '../suite.js';
+import { gate, timed } from '../wait.js';
+import type { TransportEnv } from './TransportEnv.js';
+
+/** A handler that only ends when its signal aborts. */
+function untilAborted(_message: unknown, ctx: HandlerContext): Promise<never> {
+  return new Promise((_, reject) => {
+    ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason), { once: true });
+  });
+}
+
+/** C22, C23: stopping and closing, gracefully and not. */
+export function registerLifecycleCases(suite: Suite<TransportEnv, TransportHarness>): void {
+  suite.case(
+    'C22',
+    'graceful drain: stop() stops fetching, waits for running handlers, acks them; nothing lost or left invisible',
+    async (env) => {
+      const source = await env.source();
+      const release = gate();
+      env.defer('handler gate', () => release.open());
+      const { consumer, spy } = await env.startConsumer({
+        source,
+        concurrency: 5,
+        handler: () => release.promise,
+      });
+      const publisher = await env.connect();
+      const running: string[] = [];
+      for (let i = 0; i < 3; i++)
+        running.push((await publisher.publish(source, { body: { i } })).requestId);
+      await spy.waitForCount('handler-started', running.length);
+
+      let stopped = false;
+      const stopping = consumer.stop({ timeoutMs: env.timing.waitMs }).then(() => {
+        stopped = true;
+      });
+      // A broker may still push what it had in flight when stop() was called: give it the quiet
+      // window to stop fetching, then publish.
+      await env.quiet();
+      const later: string[] = [];
+      for (let i = 0; i < 2; i++)
+        later.push((await publisher.publish(source, { body: { i } })).requestId);
+      await env.quiet();
+      expect(stopped, 'stop() returned while handlers were still running').toBe(false);
+      for (const id of later)
+        expect(spy.count('delivered', id), `${id} fetched after stop()`).toBe(0);
+
+      release.open();
+      await stopping;
+      for (const id of running) {
+        await spy.waitFor(id, 'processed');
+        expect(
+          spy.all('acked', id).map((r) => r.data.ok),
+          `${id} acks`,
+        ).toEqual([true]);
+      }
+
+      const next = await env.startConsumer({ source, handler: () => undefined });
+      for (const id of later) await next.spy.waitFor(id, 'processed');
+      await env.quiet();
+      for (const id of running)
+        expect(next.spy.count('delivered', id), `${id} redelivered`).toBe(0);
+      await env.expectEmpty(source);
+    },
+  );
+
+  suite.case(
+    'C22',
+    'drain timeout: handlers still running at the timeout are aborted and their messages are processed by the next instance',
+    async (env) => {
+      const source = await env.source();
+      const drainMs = 100;
+      const { consumer, spy } = await env.startConsumer({ source, handler: untilAborted });
+      const publisher = await env.connect();
+      const id = env.id();
+      await publisher.publish(source, { requestId: id, body: { slow: true } });
+      const started = await spy.waitFor(id, 'handler-started');
+
+      const { elapsedMs, outcome } = await timed(() => consumer.stop({ timeoutMs: drainMs }));
+      expect(outcome.status).toBe('fulfilled');
+      expect(elapsedMs).toBeLessThan(drainMs + env.timing.waitMs);
+      expect(started.data.ctx.signal.aborted, 'the abandoned handler’s signal').toBe(true);
+
+      const next = await env.startConsumer({ source, handler: () => 'done' });
+      const rerun = await next.spy.waitFor(id, 'handler-started');
+      await next.spy.waitFor(id, 'processed');
+      expect(next.spy.count('handler-started', id)).toBe(1);
+      // Shutdown is not the message's failure (C13): no dead letter, no attempt counted.
+      expect(
+        spy.all('dead-letter', id).map((r) => r.data),
+        'dead-letter events',
+      ).toEqual([]);
+      expect(spy.count('rejected', id), 'reject() calls for the abandoned delivery').toBe(0);
+      expect(rerun.data.ctx.attempt, 'attempt of the run after the abandoned one').toBe(1);
+      await env.expectNoDeadLetters(source);
+    },
+  );
+
+  suite.case(
+    'C23',
+    'close (consumer): idempotent, returns while a handler ignores its signal, and nothing is handled afterwards',
+    async (env) => {
+      const source = await env.source();
+      const drainTimeoutMs = 200;
+      const forever = gate();
+      env.defer('blocked handler', () => forever.open());
+      const { consumer, spy } = await env.startConsumer({
+        source,
+        drainTimeoutMs,
+        handler: () => forever.promise,
+      });
+      const publisher = await env.connect();
+      const id = env.id();
+      await publisher.publish(source, { requestId: id, body: { blocked: true } });
+      const started = await spy.waitFor(id, 'handler-started');
+
+      const { elapsedMs, outcome } = await timed(() =>
+        Promise.all([consumer.close(), consumer.close()]),
+      );
+      expect(outcome.status, 'concurrent close() calls').toBe('fulfilled');
+      expect(elapsedMs).toBeLessThan(drainTimeoutMs + env.timing.waitMs);
+      expect(started.data.ctx.signal.aborted).toBe(true);
+      await expect(consumer.close(), 'close() after close()').resolves.toBeUndefined();
+      await expect(
+        consumer[Symbol.asyncDispose](),
+        'asyncDispose after close()',
+      ).resolves.toBeUndefined();
+
+      const after = env.id('after-close');
+      await publisher.publish(source, { requestId: after, body: {} });
+      await env.quiet();
+      expect(spy.count('delivered', after), 'delivered after close()').toBe(0);
+      expect(spy.count('handler-started')).toBe(1);
+    },
+  );
+
+  suite.case(
+    'C23',
+    'close (transport): stop/close of a subscription and close of a connection are idempotent; nothing is lost',
+    async (env) => {
+      const source = await env.source();
+      const transport = await env.connect();
+      const spy = env.spy();
+      const subscription = await env.subscribe(transport, { source, spy, maxInFlight: 1 });
+      const [first, second] = [env.id('first'), env.id('second')];
+      await transport.publish(source, { requestId: first, body: '1' });
+      const held = (await spy.waitFor(first, 'delivered')).data.delivery;
+
+      await Promise.all([subscription.stop(), subscription.stop()]);
+      await subscription.stop();
+      // Already handed out: may still be settled after stop().
+      expect(await held.ack()).toBe(true);
+      await transport.publish(source, { requestId: second, body: '2' });
+      await env.quiet();
+      expect(spy.count('delivered', second), 'delivered after stop()').toBe(0);
+
+      await Promise.all([subscription.close(), subscription.close()]);
+      await subscription.close();
+      await Promise.all([transport.close(), transport.close()]);
+      await transport.close();
+
+      const other = await env.connect();
+      const otherSpy = env.spy();
+      await env.subscribe(other, { source, spy: otherSpy });
+      const { delivery } = (await otherSpy.waitFor(second, 'delivered')).data;
+      expect(await delivery.ack()).toBe(true);
+      expect(otherSpy.count('delivered', first)).toBe(0);
+    },
+  );
+}

@@ -1,0 +1,91 @@
+import { describe } from 'vitest';
+import {
+  resolveTransportTiming,
+  TRANSPORT_TIMING_DEFAULTS,
+  type TransportHarness,
+} from '../harness.js';
+import { Suite } from '../suite.js';
+import { registerConcurrencyCases } from './concurrency.js';
+import { registerCrashCases } from './crash.js';
+import { registerDeadLetterCases } from './deadLetter.js';
+import { registerDedupCases } from './dedup.js';
+import { registerDeliveryCases } from './delivery.js';
+import { registerLeaseCases } from './lease.js';
+import { registerLifecycleCases } from './lifecycle.js';
+import { registerObservabilityCases } from './observability.js';
+import { registerOrderingCases } from './ordering.js';
+import { registerSettlementCases } from './settlement.js';
+import { TransportEnv } from './TransportEnv.js';
+
+/** Cases of CONFORMANCE.md that need a real broker process; the harness will grow hooks for them. */
+const REAL_BROKER_CASES = [
+  ['C24', 'broker restart/reconnect: needs a harness hook to restart the broker'],
+  ['C25', 'publisher confirms: needs a broker that can refuse or lose a publish'],
+  ['C34', 'health: needs a health() API on transports'],
+] as const;
+
+/**
+ * Registers the transport conformance cases (C01–C23, C26–C33 of CONFORMANCE.md) for one
+ * `Transport` implementation as a vitest `describe` block. Call it at the top level of a test
+ * file.
+ *
+ * Cases adapt to `harness.capabilities` (an `approximate` attempt counter is asserted as a lower
+ * bound, `nackBlocksKey` flips what C14/C16 expect…); a case that cannot apply to a capability
+ * value is not registered, and the suite prints once which ones and why. Every case uses its own
+ * destination, group and scope and closes what it opened, also when it fails. Consumer-level
+ * cases run `createConsumer` on `harness.createStore()` (default: `memoryStore()`).
+ *
+ * @example
+ * // packages/rabbitmq/test/conformance.int.test.ts
+ * import { runTransportConformance } from '@idemq/conformance';
+ * import { rabbitmq } from '@idemq/rabbitmq';
+ * import { randomUUID } from 'node:crypto';
+ *
+ * const url = process.env.AMQP_URL ?? 'amqp://127.0.0.1';
+ * runTransportConformance({
+ *   name: 'rabbitmq',
+ *   capabilities: rabbitmq({ url }).capabilities,
+ *   connect: async () => rabbitmq({ url }),
+ *   newSource: async () => `conformance-${randomUUID()}`,
+ *   deadLetterOf: (source) => `${source}.dlq`,
+ *   timing: { quietMs: 300, waitMs: 10_000 },
+ * });
+ */
+export function runTransportConformance(harness: TransportHarness): void {
+  checkHarness(harness);
+  const timing = resolveTransportTiming(harness.timing);
+  const title = `transport conformance: ${harness.name}`;
+  describe(title, () => {
+    const suite = new Suite(harness, () => new TransportEnv(harness, timing), timing.caseTimeoutMs);
+    registerDeliveryCases(suite);
+    registerSettlementCases(suite);
+    registerDeadLetterCases(suite);
+    registerOrderingCases(suite);
+    registerConcurrencyCases(suite);
+    registerLeaseCases(suite);
+    registerLifecycleCases(suite);
+    registerDedupCases(suite);
+    registerCrashCases(suite);
+    registerObservabilityCases(suite);
+    for (const [id, reason] of REAL_BROKER_CASES) suite.omit(id, reason);
+    suite.report(title);
+  });
+}
+
+/** A harness mistake fails loudly at collection instead of as odd case failures. */
+function checkHarness(harness: TransportHarness): void {
+  const problems: string[] = [];
+  if (harness.capabilities.leaseExtension !== false && harness.leaseMs === undefined) {
+    problems.push('capabilities.leaseExtension is set, so leaseMs (the broker lease) is required');
+  }
+  if (harness.leaseMs !== undefined && harness.leaseMs < 30) {
+    problems.push('leaseMs below 30 ms leaves no room for a heartbeat (every lease / 3)');
+  }
+  const quietMs = harness.timing?.quietMs ?? TRANSPORT_TIMING_DEFAULTS.quietMs;
+  if (harness.leaseMs !== undefined && quietMs >= harness.leaseMs) {
+    problems.push('timing.quietMs must be shorter than leaseMs, or held deliveries lapse');
+  }
+  if (problems.length > 0) {
+    throw new Error(`runTransportConformance(${harness.name}): ${problems.join('; ')}`);
+  }
+}
