@@ -1,6 +1,6 @@
 /**
- * The registry of transports and stores the demo can run on. Today only `memory`; later issues add
- * an entry per adapter (`rabbitmq`, `kafka`, `sqs`, `redis`) and nothing else changes.
+ * The registry of transports and stores the demo can run on: transports `memory` (later issues
+ * add `rabbitmq`, `kafka`, `sqs`), stores `memory` and `redis`. A new adapter is one entry here.
  */
 import {
   type MemoryTransport,
@@ -10,6 +10,7 @@ import {
   type Store,
   type Transport,
 } from '@idemq/core';
+import { redisStore } from '@idemq/redis';
 
 /** One broker as the scenario uses it: connections, a backlog probe, teardown. */
 export interface TransportKit {
@@ -30,6 +31,8 @@ export interface StoreKit {
   readonly name: string;
   /** The store shared by all consumers (they share records, as processes sharing Redis would). */
   readonly store: Store;
+  /** Proves the store answers before the run starts, when it can. */
+  ready?(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -51,11 +54,26 @@ const storeFactories: Readonly<Record<string, StoreFactory>> = {
     const store = memoryStore();
     return { name: 'memory', store, close: () => store.close() };
   },
+  redis: () => {
+    // A fresh key prefix per run: ids of an earlier run must not count as duplicates.
+    const store = redisStore({
+      url: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+      prefix: `idemq-demo-${Date.now().toString(36)}`,
+    });
+    return {
+      name: 'redis',
+      store,
+      ready: async () => {
+        await store.ready();
+      },
+      close: () => store.close(),
+    };
+  },
 };
 
 /** Names that later versions of the demo will accept. */
 const PLANNED_TRANSPORTS = ['rabbitmq', 'kafka', 'sqs'];
-const PLANNED_STORES = ['redis'];
+const PLANNED_STORES: string[] = [];
 
 /** A `--transport` / `--store` value the demo cannot run with; the CLI exits 2 with its message. */
 export class UnsupportedAdapterError extends Error {

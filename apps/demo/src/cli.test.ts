@@ -22,7 +22,7 @@ describe('cli', () => {
     [['--consumers', '0'], /--consumers must be a whole number/],
     [['--timeout-ms', '-5'], /--timeout-ms/],
     [['--transport', 'rabbitmq'], /available in a later version/],
-    [['--store', 'redis'], /available in a later version/],
+    [['--store', 'mongo'], /unknown --store 'mongo'/],
     [['--transport', 'carrier-pigeon'], /unknown --transport 'carrier-pigeon'/],
     [['--frobnicate'], /Unknown option '--frobnicate'/],
     [['positional'], /Unexpected argument 'positional'/],

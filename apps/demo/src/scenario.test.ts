@@ -36,6 +36,20 @@ describe('the demo scenario', () => {
     expectCorrect(figures, lateDuplicates(scenario));
   });
 
+  it('processes 300 payments exactly once with the real Redis store', async () => {
+    const scenario = createScenario({
+      messages: 300,
+      duplicates: 0.25,
+      consumers: 4,
+      seed: 99,
+      timeoutMs: 30_000,
+      store: 'redis',
+    });
+    const figures = await scenario.run();
+    expect(figures.store).toBe('redis');
+    expectCorrect(figures, lateDuplicates(scenario));
+  });
+
   it('stays correct when every payment is sent twice to one consumer', async () => {
     const scenario = createScenario({
       messages: 200,

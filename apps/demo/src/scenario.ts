@@ -206,6 +206,8 @@ export function createScenario(options: ScenarioOptions): Scenario {
     startedAt = performance.now();
     const kit = openTransport({ deadLetterSuffix: DEAD_LETTER_SUFFIX });
     const storeKit = openStore();
+    // Fail fast with the store's own error (e.g. Redis not running) instead of a timeout.
+    await storeKit.ready?.();
     const publisher = kit.connect();
     const ids: string[] = new Array(options.messages);
     const seqById = new Map<string, number>();

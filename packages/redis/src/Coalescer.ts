@@ -1,0 +1,142 @@
+import { storeError, withTimeout } from './errors.js';
+import type { ScriptRunner } from './ScriptRunner.js';
+import type { ScriptName } from './scripts.js';
+import { keySlot } from './slot.js';
+
+interface Pending {
+  key: string;
+  args: readonly (string | number)[];
+  resolve: (reply: unknown[]) => void;
+  reject: (error: Error) => void;
+  /** Answered by then, whatever waits ahead of it: the store's timeout bounds each call. */
+  deadline: number;
+}
+
+interface Lane {
+  busy: boolean;
+  queue: Pending[];
+}
+
+export interface CoalescerOptions {
+  runner: ScriptRunner;
+  /** Group by Cluster slot (a multi-key script must stay in one slot). */
+  perSlot: boolean;
+  timeoutMs: number;
+  /** Most keys in one script call, so no call blocks the server for long. */
+  maxBatch: number;
+}
+
+/**
+ * Coalesces record operations into few script calls, Nagle-style: when nothing is in flight for
+ * a (script, slot) lane an operation is sent at once, so an idle store adds no latency; while a
+ * call is in flight, operations queue and leave together in the next call. Throughput then grows
+ * with concurrency instead of being bound by one script call per message.
+ */
+export class Coalescer {
+  private readonly lanes = new Map<string, Lane>();
+  /** Sequential network waits: calls sent together in `runBatch` count once. */
+  roundTrips = 0;
+
+  constructor(private readonly options: CoalescerOptions) {}
+
+  /** Queues one key's operation; resolves with that key's slice of the reply. */
+  run(script: ScriptName, width: number, key: string, args: readonly (string | number)[]) {
+    return new Promise<unknown[]>((resolve, reject) => {
+      const laneId = this.options.perSlot ? `${script}/${keySlot(key)}` : script;
+      let lane = this.lanes.get(laneId);
+      if (!lane) {
+        lane = { busy: false, queue: [] };
+        this.lanes.set(laneId, lane);
+      }
+      const deadline = performance.now() + this.options.timeoutMs;
+      lane.queue.push({ key, args, resolve, reject, deadline });
+      if (!lane.busy) void this.drain(script, width, lane);
+    });
+  }
+
+  /**
+   * Sends many keys' operations at once, bypassing the lanes: one script call per slot, all in
+   * flight together (one round trip of latency, also on Cluster). Replies in input order.
+   */
+  async runBatch(
+    script: ScriptName,
+    width: number,
+    entries: readonly { key: string; args: readonly (string | number)[] }[],
+  ): Promise<unknown[][]> {
+    const groups = new Map<number, number[]>();
+    entries.forEach((entry, index) => {
+      const group = this.options.perSlot ? keySlot(entry.key) : 0;
+      const members = groups.get(group) ?? [];
+      members.push(index);
+      groups.set(group, members);
+    });
+    const replies: unknown[][] = new Array(entries.length);
+    this.roundTrips += Math.ceil(
+      Math.max(0, ...[...groups.values()].map((g) => g.length)) / this.options.maxBatch,
+    );
+    await Promise.all(
+      [...groups.values()].map(async (indexes) => {
+        for (let start = 0; start < indexes.length; start += this.options.maxBatch) {
+          const chunk = indexes.slice(start, start + this.options.maxBatch);
+          const reply = await this.send(
+            script,
+            width,
+            chunk.map((i) => entries[i] as (typeof entries)[number]),
+            this.options.timeoutMs,
+          );
+          chunk.forEach((entryIndex, i) => {
+            replies[entryIndex] = reply.slice(i * width, (i + 1) * width);
+          });
+        }
+      }),
+    );
+    return replies;
+  }
+
+  /** One script call for `batch`, checked for shape; errors become typed store errors. */
+  private async send(
+    script: ScriptName,
+    width: number,
+    batch: readonly { key: string; args: readonly (string | number)[] }[],
+    budgetMs: number,
+  ): Promise<unknown[]> {
+    try {
+      if (budgetMs <= 0) throw new Error(`timed out after ${this.options.timeoutMs} ms`);
+      const reply = await withTimeout(
+        this.options.runner.run(
+          script,
+          batch.map((p) => p.key),
+          batch.flatMap((p) => p.args),
+        ),
+        Math.ceil(budgetMs),
+        script,
+      );
+      if (!Array.isArray(reply) || reply.length !== batch.length * width) {
+        throw new Error(
+          `unexpected ${script} reply of length ${String((reply as unknown[])?.length)}`,
+        );
+      }
+      return reply;
+    } catch (error) {
+      throw storeError(script, error);
+    }
+  }
+
+  private async drain(script: ScriptName, width: number, lane: Lane): Promise<void> {
+    lane.busy = true;
+    while (lane.queue.length > 0) {
+      const batch = lane.queue.splice(0, this.options.maxBatch);
+      const budgetMs = Math.min(...batch.map((p) => p.deadline)) - performance.now();
+      this.roundTrips += 1;
+      try {
+        const reply = await this.send(script, width, batch, budgetMs);
+        batch.forEach((p, i) => {
+          p.resolve(reply.slice(i * width, (i + 1) * width));
+        });
+      } catch (error) {
+        for (const p of batch) p.reject(error as Error);
+      }
+    }
+    lane.busy = false;
+  }
+}

@@ -1,0 +1,341 @@
+import { randomUUID } from 'node:crypto';
+import {
+  assertResultFits,
+  type ClaimOutcome,
+  type ClaimRequest,
+  DEFAULT_MAX_RESULT_BYTES,
+  type Logger,
+  OptionsCheck,
+  recordKey,
+  type Store,
+  StoreClosedError,
+  silentLogger,
+  type TransitionOutcome,
+} from '@idemq/core';
+import { Redis } from 'ioredis';
+import { Coalescer } from './Coalescer.js';
+import { decodeClaim, decodeRecord } from './codec.js';
+import { CompletedCache } from './completedCache.js';
+import { storeError, withTimeout } from './errors.js';
+import { type RedisClient, ScriptRunner } from './ScriptRunner.js';
+import { CLAIM_REPLY_WIDTH } from './scripts.js';
+import { runSelfTest, type SelfTestReport } from './selfTest.js';
+
+export interface RedisStoreOptions {
+  /** `redis://` or `rediss://` URL of a standalone server. Give `url` or `client`. */
+  url?: string;
+  /** An ioredis client you own (standalone, `Cluster` or Sentinel); never closed by the store. */
+  client?: RedisClient;
+  /**
+   * Prefix of every record key (`<prefix>:{<hash>}`).
+   * @default 'idemq'
+   */
+  prefix?: string;
+  /**
+   * A store operation that takes longer fails with a retriable `StoreUnavailableError`.
+   * @default 2000
+   */
+  commandTimeoutMs?: number;
+  /**
+   * Largest stored result, in UTF-8 bytes.
+   * @default 65536
+   */
+  maxResultBytes?: number;
+  /**
+   * Coalesce operations issued while a call is in flight into one script call per slot.
+   * @default true
+   */
+  coalesce?: boolean;
+  /**
+   * Most records in one coalesced script call.
+   * @default 256
+   */
+  maxBatch?: number;
+  /** Answer hot duplicates from an in-process cache of COMPLETED ids (0 round trips). Off by default. */
+  localCache?: { maxEntries?: number; ttlMs?: number };
+  /**
+   * After claim and complete, `WAIT` for this many replicas (standalone / Sentinel primaries).
+   * Off by default.
+   */
+  durability?: { replicas: number; timeoutMs: number };
+  logger?: Logger;
+}
+
+export const REDIS_STORE_DEFAULTS = Object.freeze({
+  prefix: 'idemq',
+  commandTimeoutMs: 2_000,
+  maxResultBytes: DEFAULT_MAX_RESULT_BYTES,
+  coalesce: true,
+  maxBatch: 256,
+  localCacheMaxEntries: 10_000,
+  localCacheTtlMs: 60_000,
+});
+
+export interface RedisStore extends Store {
+  /** Proves scripts load and expiries work on this server; rejects with a clear error if not. */
+  ready(): Promise<SelfTestReport>;
+  /**
+   * Script calls sent so far, round trips (sequential waits: the per-slot calls of one
+   * `claimMany` leave together and count once), and local-cache hits.
+   */
+  stats(): { scriptCalls: number; roundTrips: number; cacheHits: number };
+}
+
+/**
+ * The Redis `Store`: every transition is one Lua script, fenced by the owner token and timed by
+ * the server's clock. Works on standalone, Sentinel and Cluster (each record's keys share a
+ * hash tag).
+ *
+ * @example
+ * const store = redisStore({ url: 'redis://127.0.0.1:6379' });
+ * await store.ready();
+ * const consumer = createConsumer({ store, transport, source: 'payments', scope: 'billing', handler });
+ */
+export function redisStore(options: RedisStoreOptions): RedisStore {
+  new OptionsCheck('redisStore')
+    .expect(
+      (options.url === undefined) !== (options.client === undefined),
+      'give exactly one of url or client',
+    )
+    .text('url', options.url, true)
+    .text('prefix', options.prefix, true)
+    .integer('commandTimeoutMs', options.commandTimeoutMs, 1, 600_000)
+    .integer('maxResultBytes', options.maxResultBytes, 0, 512 * 1024 * 1024)
+    .integer('maxBatch', options.maxBatch, 1, 10_000)
+    .integer('localCache.maxEntries', options.localCache?.maxEntries, 1)
+    .integer('localCache.ttlMs', options.localCache?.ttlMs, 1)
+    .integer('durability.replicas', options.durability?.replicas, 1, 100)
+    .integer('durability.timeoutMs', options.durability?.timeoutMs, 0)
+    .expect(
+      options.durability === undefined ||
+        options.durability.timeoutMs <
+          (options.commandTimeoutMs ?? REDIS_STORE_DEFAULTS.commandTimeoutMs),
+      'durability.timeoutMs must be below commandTimeoutMs (WAIT runs within the command timeout)',
+    )
+    .expect(
+      options.prefix === undefined || !/[{}]/.test(options.prefix),
+      "prefix must not contain { or }: the hash tag is the store's own",
+    )
+    .done();
+
+  const prefix = options.prefix ?? REDIS_STORE_DEFAULTS.prefix;
+  const timeoutMs = options.commandTimeoutMs ?? REDIS_STORE_DEFAULTS.commandTimeoutMs;
+  const maxResultBytes = options.maxResultBytes ?? REDIS_STORE_DEFAULTS.maxResultBytes;
+  const logger = options.logger ?? silentLogger;
+  const ownsClient = options.client === undefined;
+  const client: RedisClient =
+    options.client ??
+    new Redis(options.url as string, {
+      commandTimeout: timeoutMs,
+      maxRetriesPerRequest: 1,
+      // Keep reconnecting quickly but boundedly while the server is down.
+      retryStrategy: (times) => Math.min(50 * times, 1_000),
+      lazyConnect: false,
+    });
+  if (ownsClient) client.on('error', () => {}); // surfaced per operation as typed errors
+  const isCluster = 'nodes' in client;
+  const runner = new ScriptRunner(client);
+  const batcher = new Coalescer({
+    runner,
+    perSlot: isCluster,
+    timeoutMs,
+    maxBatch:
+      (options.coalesce ?? REDIS_STORE_DEFAULTS.coalesce)
+        ? (options.maxBatch ?? REDIS_STORE_DEFAULTS.maxBatch)
+        : 1,
+  });
+  const cache = options.localCache
+    ? new CompletedCache(
+        options.localCache.maxEntries ?? REDIS_STORE_DEFAULTS.localCacheMaxEntries,
+        options.localCache.ttlMs ?? REDIS_STORE_DEFAULTS.localCacheTtlMs,
+      )
+    : undefined;
+  /** Fingerprints of claims this process holds, so a completion can be cached with it. */
+  const heldFingerprints = new Map<string, string | undefined>();
+  let closed = false;
+
+  const keyOf = (id: { scope: string; requestId: string }) =>
+    recordKey(prefix, id.scope, id.requestId);
+
+  function assertOpen(): void {
+    if (closed) throw new StoreClosedError();
+  }
+
+  async function waitForReplicas(): Promise<void> {
+    const durability = options.durability;
+    if (!durability || isCluster) return;
+    const acked = await withTimeout(
+      (client as Redis).wait(durability.replicas, durability.timeoutMs),
+      timeoutMs,
+      'WAIT',
+    );
+    if (acked < durability.replicas) {
+      throw storeError(
+        'WAIT',
+        new Error(`only ${acked} of ${durability.replicas} replicas acknowledged`),
+      );
+    }
+  }
+
+  function fromCache(key: string, request: ClaimRequest): ClaimOutcome | undefined {
+    const cached = cache?.get(key, request.fingerprint);
+    if (!cached) return undefined;
+    return {
+      status: 'duplicate',
+      completedAt: cached.completedAt,
+      ...(cached.result === undefined ? {} : { result: cached.result }),
+    };
+  }
+
+  const claimArgs = (token: string, request: ClaimRequest) => [
+    token,
+    request.leaseMs,
+    request.retainMs,
+    request.fingerprint ?? '',
+  ];
+
+  async function claim(request: ClaimRequest): Promise<ClaimOutcome> {
+    assertOpen();
+    const key = keyOf(request);
+    const cached = fromCache(key, request);
+    if (cached) return cached;
+    const token = randomUUID();
+    const fields = await batcher.run('claim', CLAIM_REPLY_WIDTH, key, claimArgs(token, request));
+    return afterClaim(key, token, request, fields);
+  }
+
+  async function afterClaim(
+    key: string,
+    token: string,
+    request: ClaimRequest,
+    fields: unknown[],
+  ): Promise<ClaimOutcome> {
+    const outcome = decodeClaim(fields);
+    if (outcome.status === 'claimed') {
+      if (cache) heldFingerprints.set(key, request.fingerprint);
+      await waitForReplicas();
+      return { ...outcome, token };
+    }
+    if (outcome.status === 'duplicate') {
+      cache?.remember(
+        key,
+        {
+          completedAt: outcome.completedAt,
+          ...(request.fingerprint === undefined ? {} : { fingerprint: request.fingerprint }),
+          ...(outcome.result === undefined ? {} : { result: outcome.result }),
+        },
+        Number.POSITIVE_INFINITY,
+      );
+    }
+    return outcome;
+  }
+
+  async function transition(
+    script: 'complete' | 'fail' | 'renew' | 'release',
+    key: string,
+    args: (string | number)[],
+  ): Promise<TransitionOutcome> {
+    assertOpen();
+    const [flag] = await batcher.run(script, 1, key, args);
+    return Number(flag) === 1 ? 'ok' : 'lease-lost';
+  }
+
+  const store: RedisStore = {
+    claim,
+
+    async claimMany(requests) {
+      assertOpen();
+      const outcomes: (ClaimOutcome | undefined)[] = requests.map((request) =>
+        fromCache(keyOf(request), request),
+      );
+      const pending = requests.flatMap((request, index) =>
+        outcomes[index] ? [] : [{ index, request, key: keyOf(request), token: randomUUID() }],
+      );
+      const replies = await batcher.runBatch(
+        'claim',
+        CLAIM_REPLY_WIDTH,
+        pending.map((p) => ({ key: p.key, args: claimArgs(p.token, p.request) })),
+      );
+      await Promise.all(
+        pending.map(async (p, i) => {
+          outcomes[p.index] = await afterClaim(p.key, p.token, p.request, replies[i] ?? []);
+        }),
+      );
+      return outcomes as ClaimOutcome[];
+    },
+
+    async complete(request) {
+      assertResultFits(request.result, maxResultBytes);
+      const key = keyOf(request);
+      const hasResult = request.result !== undefined;
+      const outcome = await transition('complete', key, [
+        request.token,
+        request.ttlMs,
+        hasResult ? '1' : '0',
+        request.result ?? '',
+      ]);
+      const fingerprint = heldFingerprints.get(key);
+      heldFingerprints.delete(key);
+      if (outcome === 'ok') {
+        cache?.remember(
+          key,
+          {
+            completedAt: Date.now(),
+            ...(fingerprint === undefined ? {} : { fingerprint }),
+            ...(request.result === undefined ? {} : { result: request.result }),
+          },
+          request.ttlMs,
+        );
+        await waitForReplicas();
+      }
+      return outcome;
+    },
+
+    async fail(request) {
+      const key = keyOf(request);
+      heldFingerprints.delete(key);
+      const { name, message, code } = request.error;
+      return transition('fail', key, [request.token, request.ttlMs, name, message, code ?? '']);
+    },
+
+    async renew(request) {
+      return transition('renew', keyOf(request), [request.token, request.leaseMs]);
+    },
+
+    async release(request) {
+      const key = keyOf(request);
+      heldFingerprints.delete(key);
+      return transition('release', key, [request.token]);
+    },
+
+    async inspect(id) {
+      assertOpen();
+      try {
+        const reply = await withTimeout(
+          runner.run('inspect', [keyOf(id)], []),
+          timeoutMs,
+          'inspect',
+        );
+        return decodeRecord(id, reply as unknown[]);
+      } catch (error) {
+        throw storeError('inspect', error);
+      }
+    },
+
+    async ready() {
+      assertOpen();
+      return runSelfTest({ client, runner, prefix, timeoutMs, logger });
+    },
+
+    stats() {
+      return { scriptCalls: runner.calls, roundTrips: batcher.roundTrips, cacheHits: cache?.hits ?? 0 };
+    },
+
+    async close() {
+      if (closed) return;
+      closed = true;
+      if (ownsClient) await client.quit().catch(() => client.disconnect());
+    },
+  };
+  return store;
+}

@@ -1,0 +1,149 @@
+/*
+ * The Lua scripts behind every record transition. Each takes N record keys and a fixed stride
+ * of arguments per key, so one call serves a single operation, `claimMany`, or a tick's worth of
+ * coalesced operations on one slot. Time comes from the server (`TIME`), never the client.
+ * Replies are flat arrays of strings and integers only, so RESP2 and RESP3 clients agree.
+ *
+ * Record hash fields: s state, a attempt, f fencing token, o owner token, l lease expiry (ms),
+ * r retain after lease (ms), p payload fingerprint, c completed at (ms), v result,
+ * en / em / ec last error name / message / code.
+ */
+
+const NOW = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local nowUs = tonumber(t[1]) * 1000000 + tonumber(t[2])
+`;
+
+/** True when ARGV token `token` owns the IN_PROGRESS record at `key`. */
+const OWNS = `
+local function owns(key, token)
+  local h = redis.call('HMGET', key, 's', 'o')
+  return h[1] == 'IN_PROGRESS' and h[2] == token
+end
+`;
+
+/** Per key ARGV: token, leaseMs, retainMs, fingerprint ('' = none). 8 reply fields per key. */
+const CLAIM_STRIDE = 4;
+export const CLAIM_REPLY_WIDTH = 8;
+export const claimScript = `${NOW}
+local out = {}
+for i, key in ipairs(KEYS) do
+  local base = (i - 1) * ${CLAIM_STRIDE}
+  local token, leaseMs, retainMs, fp = ARGV[base + 1], tonumber(ARGV[base + 2]), tonumber(ARGV[base + 3]), ARGV[base + 4]
+  local h = redis.call('HMGET', key, 's', 'a', 'f', 'l', 'p', 'c', 'v', 'en', 'em', 'ec')
+  local state = h[1]
+  if state and fp ~= '' and h[5] and h[5] ~= fp then
+    table.insert(out, 'key-reuse') for _ = 2, ${CLAIM_REPLY_WIDTH} do table.insert(out, '') end
+  elseif state == 'COMPLETED' then
+    local hasResult = h[7] and '1' or '0'
+    for _, v in ipairs({'duplicate', h[6] or '0', hasResult, h[7] or '', '', '', '', ''}) do table.insert(out, v) end
+  elseif state == 'IN_PROGRESS' and tonumber(h[4]) > now then
+    for _, v in ipairs({'in-progress', tostring(tonumber(h[4]) - now), h[2], '', '', '', '', ''}) do table.insert(out, v) end
+  else
+    local attempt = (tonumber(h[2]) or 0) + ((state == 'RELEASED') and 0 or 1)
+    -- Composite fencing token: above the record's last one, and above any token this record
+    -- had before it expired (server microseconds only grow).
+    local fence = math.max((tonumber(h[3]) or 0) + 1, nowUs)
+    local leaseUntil = now + leaseMs
+    redis.call('HSET', key, 's', 'IN_PROGRESS', 'a', attempt, 'f', string.format('%.0f', fence),
+      'o', token, 'l', leaseUntil, 'r', retainMs)
+    if fp ~= '' then redis.call('HSET', key, 'p', fp) end
+    redis.call('PEXPIRE', key, leaseMs + retainMs)
+    for _, v in ipairs({'claimed', string.format('%.0f', fence), tostring(attempt), tostring(leaseUntil),
+      h[8] or '', h[9] or '', h[10] or '', h[8] and '1' or '0'}) do table.insert(out, v) end
+  end
+end
+return out
+`;
+
+/** Per key ARGV: token, ttlMs, hasResult ('1'/'0'), result. Reply: 1 ok / 0 lease lost. */
+const COMPLETE_STRIDE = 4;
+export const completeScript = `${NOW}${OWNS}
+local out = {}
+for i, key in ipairs(KEYS) do
+  local base = (i - 1) * ${COMPLETE_STRIDE}
+  if owns(key, ARGV[base + 1]) then
+    redis.call('HDEL', key, 'o', 'l', 'en', 'em', 'ec')
+    redis.call('HSET', key, 's', 'COMPLETED', 'c', now)
+    if ARGV[base + 3] == '1' then redis.call('HSET', key, 'v', ARGV[base + 4]) end
+    redis.call('PEXPIRE', key, tonumber(ARGV[base + 2]))
+    table.insert(out, 1)
+  else
+    table.insert(out, 0)
+  end
+end
+return out
+`;
+
+/** Per key ARGV: token, ttlMs, error name, error message, error code. */
+const FAIL_STRIDE = 5;
+export const failScript = `${NOW}${OWNS}
+local out = {}
+for i, key in ipairs(KEYS) do
+  local base = (i - 1) * ${FAIL_STRIDE}
+  if owns(key, ARGV[base + 1]) then
+    redis.call('HDEL', key, 'o', 'l', 'ec')
+    redis.call('HSET', key, 's', 'FAILED', 'en', ARGV[base + 3], 'em', ARGV[base + 4])
+    if ARGV[base + 5] ~= '' then redis.call('HSET', key, 'ec', ARGV[base + 5]) end
+    redis.call('PEXPIRE', key, tonumber(ARGV[base + 2]))
+    table.insert(out, 1)
+  else
+    table.insert(out, 0)
+  end
+end
+return out
+`;
+
+/** Per key ARGV: token, leaseMs. The record lives at least lease + retain from now. */
+const RENEW_STRIDE = 2;
+export const renewScript = `${NOW}${OWNS}
+local out = {}
+for i, key in ipairs(KEYS) do
+  local base = (i - 1) * ${RENEW_STRIDE}
+  if owns(key, ARGV[base + 1]) then
+    local leaseMs = tonumber(ARGV[base + 2])
+    redis.call('HSET', key, 'l', now + leaseMs)
+    local keep = leaseMs + (tonumber(redis.call('HGET', key, 'r')) or 0)
+    if redis.call('PTTL', key) < keep then redis.call('PEXPIRE', key, keep) end
+    table.insert(out, 1)
+  else
+    table.insert(out, 0)
+  end
+end
+return out
+`;
+
+/** Per key ARGV: token. The record becomes RELEASED; its TTL is kept. */
+const RELEASE_STRIDE = 1;
+export const releaseScript = `${OWNS}
+local out = {}
+for i, key in ipairs(KEYS) do
+  if owns(key, ARGV[(i - 1) * ${RELEASE_STRIDE} + 1]) then
+    redis.call('HDEL', key, 'o', 'l')
+    redis.call('HSET', key, 's', 'RELEASED')
+    table.insert(out, 1)
+  else
+    table.insert(out, 0)
+  end
+end
+return out
+`;
+
+/** One key. Reply: now, pttl, then the hash as field, value pairs. */
+export const inspectScript = `${NOW}
+local out = {tostring(now), tostring(redis.call('PTTL', KEYS[1]))}
+for _, v in ipairs(redis.call('HGETALL', KEYS[1])) do table.insert(out, v) end
+return out
+`;
+
+export const Scripts = {
+  claim: claimScript,
+  complete: completeScript,
+  fail: failScript,
+  renew: renewScript,
+  release: releaseScript,
+  inspect: inspectScript,
+} as const;
+
+export type ScriptName = keyof typeof Scripts;

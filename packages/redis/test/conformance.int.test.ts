@@ -1,0 +1,42 @@
+import { runStoreConformance } from '@idemq/conformance';
+import { type RedisStore, redisStore } from '../src/index.js';
+import { clusterClient, uniquePrefix, urls } from './helpers.js';
+
+/*
+ * The store contract (S01–S11) against a real standalone Redis and a real 3-master Cluster.
+ * Every store gets its own key prefix; round trips are the stores' own counters (on Cluster a
+ * batch sends one script call per slot, all at once: one round trip of latency).
+ */
+
+function harness(name: string, create: () => RedisStore) {
+  const created: RedisStore[] = [];
+  return {
+    name,
+    createStore: async () => {
+      const store = create();
+      await store.ready();
+      created.push(store);
+      return store;
+    },
+    createUnreachableStore: async () => redisStore({ url: 'redis://127.0.0.1:1', commandTimeoutMs: 500 }),
+    countRoundTrips: () => created.reduce((sum, store) => sum + store.stats().roundTrips, 0),
+  };
+}
+
+runStoreConformance(
+  harness('redis (standalone)', () => redisStore({ url: urls.redis, prefix: uniquePrefix() })),
+);
+
+runStoreConformance(
+  harness('redis (cluster)', () => {
+    const client = clusterClient();
+    const store = redisStore({ client, prefix: uniquePrefix() });
+    // The suite closes the store; the Cluster client is ours to close with it.
+    const close = store.close.bind(store);
+    store.close = async () => {
+      await close();
+      await client.quit();
+    };
+    return store;
+  }),
+);

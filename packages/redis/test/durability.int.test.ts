@@ -1,0 +1,63 @@
+import { ErrorCodes, type IdemqError } from '@idemq/core';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { redisStore } from '../src/index.js';
+import { type RedisProcess, redisProcess } from './redisProcess.js';
+
+const LEASE = { leaseMs: 5_000, retainMs: 5_000 };
+
+async function waitForReplicaLink(url: string): Promise<void> {
+  const client = new Redis(url);
+  try {
+    for (let i = 0; i < 200; i++) {
+      if ((await client.info('replication')).includes('master_link_status:up')) return;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    throw new Error('replica never linked to its primary');
+  } finally {
+    client.disconnect();
+  }
+}
+
+describe('redisStore durability (WAIT)', () => {
+  let primary: RedisProcess;
+  let replica: RedisProcess;
+
+  beforeAll(async () => {
+    primary = await redisProcess();
+    await primary.start();
+    replica = await redisProcess(['--replicaof', '127.0.0.1', String(primary.port)]);
+    await replica.start();
+    await waitForReplicaLink(replica.url);
+  });
+  afterAll(async () => {
+    await replica.destroy();
+    await primary.destroy();
+  });
+
+  it('confirms claim and complete on a replica before answering', async () => {
+    const store = redisStore({ url: primary.url, durability: { replicas: 1, timeoutMs: 1_000 } });
+    const claimed = await store.claim({ scope: 'd', requestId: 'r', ...LEASE });
+    if (claimed.status !== 'claimed') throw new Error('expected a claim');
+    expect(
+      await store.complete({ scope: 'd', requestId: 'r', token: claimed.token, ttlMs: 60_000 }),
+    ).toBe('ok');
+    const onReplica = redisStore({ url: replica.url });
+    // Read from the replica itself: the completion is already there, not merely on the primary.
+    expect(await onReplica.inspect({ scope: 'd', requestId: 'r' })).toMatchObject({
+      state: 'COMPLETED',
+    });
+    await onReplica.close();
+    await store.close();
+  });
+
+  it('reports a typed error when too few replicas acknowledge', async () => {
+    const store = redisStore({ url: primary.url, durability: { replicas: 2, timeoutMs: 100 } });
+    const error = (await store
+      .claim({ scope: 'd', requestId: 'short', ...LEASE })
+      .catch((e: unknown) => e)) as IdemqError;
+    expect(error.code).toBe(ErrorCodes.STORE_UNAVAILABLE);
+    expect(error.message).toMatch(/1 of 2 replicas/);
+    await store.close();
+  });
+});

@@ -1,0 +1,101 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+
+/** A private redis-server on a free port, for tests that stop, restart or replicate a server. */
+export interface RedisProcess {
+  readonly port: number;
+  readonly url: string;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  /** Stops the server and removes its data directory. */
+  destroy(): Promise<void>;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() =>
+        typeof address === 'object' && address
+          ? resolve(address.port)
+          : reject(new Error('no port')),
+      );
+    });
+  });
+}
+
+async function waitForPing(port: number): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (Date.now() < deadline) {
+    const probe = new Redis({
+      port,
+      host: '127.0.0.1',
+      lazyConnect: true,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => null,
+    });
+    probe.on('error', () => {});
+    try {
+      await probe.connect();
+      if ((await probe.ping()) === 'PONG') return;
+    } catch {
+      // not up yet
+    } finally {
+      probe.disconnect();
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`redis-server on ${port} did not answer`);
+}
+
+/** Append-only with fsync always, so records survive a restart as they would in production. */
+export async function redisProcess(extraArgs: readonly string[] = []): Promise<RedisProcess> {
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), 'idemq-redis-'));
+  let child: ChildProcess | undefined;
+  const stop = async () => {
+    const running = child;
+    child = undefined;
+    if (!running || running.exitCode !== null) return;
+    await new Promise<void>((resolve) => {
+      running.once('exit', () => resolve());
+      running.kill('SIGTERM');
+    });
+  };
+  return {
+    port,
+    url: `redis://127.0.0.1:${port}`,
+    async start() {
+      child = spawn(
+        'redis-server',
+        [
+          '--port',
+          String(port),
+          '--bind',
+          '127.0.0.1',
+          '--dir',
+          dir,
+          '--appendonly',
+          'yes',
+          '--appendfsync',
+          'always',
+          '--save',
+          '',
+          ...extraArgs,
+        ],
+        { stdio: 'ignore' },
+      );
+      await waitForPing(port);
+    },
+    stop,
+    async destroy() {
+      await stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}

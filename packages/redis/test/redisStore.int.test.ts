@@ -1,0 +1,231 @@
+import { randomUUID } from 'node:crypto';
+import { ErrorCodes, type IdemqError, recordKey } from '@idemq/core';
+import type { Cluster, Redis } from 'ioredis';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { keySlot, type RedisStore, redisStore } from '../src/index.js';
+import {
+  clusterClient,
+  scriptCommandCount,
+  standaloneClient,
+  uniquePrefix,
+  urls,
+} from './helpers.js';
+
+const LEASE = { leaseMs: 5_000, retainMs: 5_000 };
+
+describe('redisStore on standalone Redis', () => {
+  let client: Redis;
+  let store: RedisStore;
+  const scope = 'billing';
+
+  beforeEach(async () => {
+    client = standaloneClient();
+    store = redisStore({ client, prefix: uniquePrefix() });
+    await store.ready();
+  });
+  afterEach(async () => {
+    await store.close();
+    await client.quit();
+  });
+
+  it('costs one script call per claim, per completion and per duplicate', async () => {
+    const before = store.stats().scriptCalls;
+    const serverBefore = await scriptCommandCount(client);
+    const claimed = await store.claim({ scope, requestId: 'r1', ...LEASE });
+    expect(claimed.status).toBe('claimed');
+    if (claimed.status !== 'claimed') return;
+    expect(
+      await store.complete({ scope, requestId: 'r1', token: claimed.token, ttlMs: 60_000 }),
+    ).toBe('ok');
+    expect(store.stats().scriptCalls - before).toBe(2);
+    expect((await store.claim({ scope, requestId: 'r1', ...LEASE })).status).toBe('duplicate');
+    expect(store.stats().scriptCalls - before).toBe(3);
+    // The server agrees (other tests may run scripts too, so at least, and this file runs serially).
+    expect((await scriptCommandCount(client)) - serverBefore).toBeGreaterThanOrEqual(3);
+  });
+
+  it('claims a batch of 100 ids in one script call with per-id outcomes', async () => {
+    const first = await store.claim({ scope, requestId: 'b7', ...LEASE });
+    expect(first.status).toBe('claimed');
+    const before = store.stats().scriptCalls;
+    const outcomes = await store.claimMany(
+      Array.from({ length: 100 }, (_, i) => ({ scope, requestId: `b${i}`, ...LEASE })),
+    );
+    expect(store.stats().scriptCalls - before).toBe(1);
+    expect(outcomes.map((o) => o.status).filter((s) => s === 'claimed')).toHaveLength(99);
+    expect(outcomes[7]?.status).toBe('in-progress');
+  });
+
+  it('coalesces concurrent claims into few script calls', async () => {
+    const before = store.stats().scriptCalls;
+    const outcomes = await Promise.all(
+      Array.from({ length: 200 }, (_, i) => store.claim({ scope, requestId: `c${i}`, ...LEASE })),
+    );
+    expect(outcomes.every((o) => o.status === 'claimed')).toBe(true);
+    // The first goes alone (idle: no added latency); the rest queue behind it and leave together.
+    expect(store.stats().scriptCalls - before).toBeLessThanOrEqual(3);
+  });
+
+  it('answers hot duplicates from the local cache with no round trip', async () => {
+    const cached = redisStore({ client, prefix: uniquePrefix(), localCache: { maxEntries: 10 } });
+    const claimed = await cached.claim({ scope, requestId: 'hot', fingerprint: 'f1', ...LEASE });
+    if (claimed.status !== 'claimed') throw new Error('expected a claim');
+    await cached.complete({
+      scope,
+      requestId: 'hot',
+      token: claimed.token,
+      ttlMs: 60_000,
+      result: '"r"',
+    });
+    const before = cached.stats().scriptCalls;
+    const duplicate = await cached.claim({ scope, requestId: 'hot', fingerprint: 'f1', ...LEASE });
+    expect(duplicate).toMatchObject({ status: 'duplicate', result: '"r"' });
+    expect(cached.stats()).toMatchObject({ scriptCalls: before, cacheHits: 1 });
+    // A different payload is not answered from the cache: Redis decides key reuse.
+    const reuse = await cached.claim({ scope, requestId: 'hot', fingerprint: 'f2', ...LEASE });
+    expect(reuse.status).toBe('key-reuse');
+    expect(cached.stats().scriptCalls).toBe(before + 1);
+    await cached.close();
+  });
+
+  it('recovers from a script cache flush (NOSCRIPT) transparently', async () => {
+    await client.script('FLUSH');
+    const outcome = await store.claim({ scope, requestId: 'after-flush', ...LEASE });
+    expect(outcome.status).toBe('claimed');
+    expect((await store.claim({ scope, requestId: 'after-flush', ...LEASE })).status).toBe(
+      'in-progress',
+    );
+  });
+
+  it('keeps every record under a TTL taken from the server clock', async () => {
+    const prefix = uniquePrefix();
+    const ttlStore = redisStore({ client, prefix });
+    const claimed = await ttlStore.claim({
+      scope,
+      requestId: 'ttl',
+      leaseMs: 1_000,
+      retainMs: 2_000,
+    });
+    if (claimed.status !== 'claimed') throw new Error('expected a claim');
+    const key = recordKey(prefix, scope, 'ttl');
+    const pttl = await client.pttl(key);
+    expect(pttl).toBeGreaterThan(2_500);
+    expect(pttl).toBeLessThanOrEqual(3_000);
+    await ttlStore.fail({
+      scope,
+      requestId: 'ttl',
+      token: claimed.token,
+      ttlMs: 700,
+      error: { name: 'E', message: 'm' },
+    });
+    expect(await client.pttl(key)).toBeLessThanOrEqual(700);
+    await ttlStore.close();
+  });
+
+  it('never closes a client it did not create', async () => {
+    await store.close();
+    expect(await client.ping()).toBe('PONG');
+  });
+
+  it('rejects bad options with every problem listed', () => {
+    expect(() => redisStore({ url: '', prefix: 'a{b}', commandTimeoutMs: 0 })).toThrowError(
+      expect.objectContaining({
+        code: ErrorCodes.OPTIONS_INVALID,
+        problems: expect.arrayContaining([
+          expect.stringContaining('url'),
+          expect.stringContaining('prefix'),
+          expect.stringContaining('commandTimeoutMs'),
+        ]),
+      }),
+    );
+  });
+});
+
+describe('redisStore record keys', () => {
+  const adversarial = [
+    'plain',
+    'with space',
+    'a:b:c',
+    '{}',
+    '{x}',
+    '}{',
+    '{}{x}',
+    'line\nbreak',
+    'tab\there',
+    'é',
+    'e\u0301',
+    '😀',
+    '*?[]',
+    ']]',
+    "'",
+    '%s',
+    'x'.repeat(512),
+  ];
+
+  it('never collide across ids and scopes with separators, braces, newlines and unicode', async () => {
+    const client = standaloneClient();
+    const store = redisStore({ client, prefix: uniquePrefix() });
+    const scopes = ['s', 's:x', 'with space', '{s}'];
+    const claims = await store.claimMany(
+      scopes.flatMap((scope) => adversarial.map((requestId) => ({ scope, requestId, ...LEASE }))),
+    );
+    expect(claims.every((c) => c.status === 'claimed')).toBe(true);
+    for (const scope of scopes) {
+      for (const requestId of adversarial) {
+        const record = await store.inspect({ scope, requestId });
+        expect(record).toMatchObject({ scope, requestId, state: 'IN_PROGRESS', attempt: 1 });
+      }
+    }
+    await store.close();
+    await client.quit();
+  });
+
+  it("match the server's CLUSTER KEYSLOT for adversarial ids", async () => {
+    const cluster: Cluster = clusterClient();
+    const ids = [...adversarial, ...Array.from({ length: 300 }, () => `{${randomUUID()}}{x}`)];
+    for (const id of ids) {
+      const key = recordKey('idemq', 'scope{}', id);
+      const serverSlot = await cluster.cluster('KEYSLOT', key);
+      expect(keySlot(key)).toBe(Number(serverSlot));
+    }
+    await cluster.quit();
+  });
+});
+
+describe('redisStore on a dead server', () => {
+  it('answers with a typed retriable error within commandTimeoutMs', async () => {
+    const store = redisStore({ url: 'redis://127.0.0.1:1', commandTimeoutMs: 300 });
+    const startedAt = performance.now();
+    const error = (await store
+      .claim({ scope: 's', requestId: 'x', ...LEASE })
+      .catch((e: unknown) => e)) as IdemqError;
+    expect(error.code).toBe(ErrorCodes.STORE_UNAVAILABLE);
+    expect(error.retriable).toBe(true);
+    expect(performance.now() - startedAt).toBeLessThan(1_500);
+    await store.close();
+  });
+
+  it('never puts a password from the URL into an error', async () => {
+    const store = redisStore({
+      url: 'redis://user:s3cret-canary@127.0.0.1:1',
+      commandTimeoutMs: 200,
+    });
+    const error = (await store
+      .claim({ scope: 's', requestId: 'x', ...LEASE })
+      .catch((e: unknown) => e)) as Error;
+    expect(String(error.message)).not.toContain('s3cret-canary');
+    expect(String(error.stack)).not.toContain('s3cret-canary');
+    await store.close();
+  });
+});
+
+describe('redisStore self-test', () => {
+  it('reports the server version and a server-timed expiry', async () => {
+    const store = redisStore({ url: urls.redis });
+    const report = await store.ready();
+    expect(report.redisVersion).toMatch(/^\d+\.\d+\.\d+$/);
+    expect(report.probeTtlMs).toBeGreaterThan(5_000);
+    expect(report.probeTtlMs).toBeLessThanOrEqual(6_000);
+    await store.close();
+  });
+});
