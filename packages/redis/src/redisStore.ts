@@ -328,7 +328,11 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     },
 
     stats() {
-      return { scriptCalls: runner.calls, roundTrips: batcher.roundTrips, cacheHits: cache?.hits ?? 0 };
+      return {
+        scriptCalls: runner.calls,
+        roundTrips: batcher.roundTrips,
+        cacheHits: cache?.hits ?? 0,
+      };
     },
 
     async close() {

@@ -18,7 +18,8 @@ function harness(name: string, create: () => RedisStore) {
       created.push(store);
       return store;
     },
-    createUnreachableStore: async () => redisStore({ url: 'redis://127.0.0.1:1', commandTimeoutMs: 500 }),
+    createUnreachableStore: async () =>
+      redisStore({ url: 'redis://127.0.0.1:1', commandTimeoutMs: 500 }),
     countRoundTrips: () => created.reduce((sum, store) => sum + store.stats().roundTrips, 0),
   };
 }
