@@ -56,7 +56,7 @@ export function decodeRecord(id: RecordId, reply: unknown[]): IdempotencyRecord 
   assign(record, 'fingerprint', hash.get('p'));
   assign(record, 'leaseExpiresAt', state === 'IN_PROGRESS' ? number('l') : undefined);
   assign(record, 'completedAt', number('c'));
-  assign(record, 'expiresAt', ttl >= 0 ? Number(now) + ttl : undefined);
+  assign(record, 'expiresAt', number('x') ?? (ttl >= 0 ? Number(now) + ttl : undefined));
   assign(record, 'result', hash.get('v'));
   if (hash.has('en'))
     record.lastError = storedError(hash.get('en'), hash.get('em'), hash.get('ec'));

@@ -5,8 +5,9 @@
  * Replies are flat arrays of strings and integers only, so RESP2 and RESP3 clients agree.
  *
  * Record hash fields: s state, a attempt, f fencing token, o owner token, l lease expiry (ms),
- * r retain after lease (ms), p payload fingerprint, c completed at (ms), v result,
- * en / em / ec last error name / message / code.
+ * r retain after lease (ms), x expiry (epoch ms, also set with PEXPIREAT, so reads are exact),
+ * p payload fingerprint, c completed at (ms), v result, en / em / ec last error name / message /
+ * code.
  */
 
 const NOW = `
@@ -15,13 +16,27 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local nowUs = tonumber(t[1]) * 1000000 + tonumber(t[2])
 `;
 
-/** True when ARGV token `token` owns the IN_PROGRESS record at `key`. */
-const OWNS = `
-local function owns(key, token)
+/**
+ * A fenced transition over N keys: for each key whose IN_PROGRESS record is owned by the token
+ * in its first argument, run `body` (which sees `key`, `base` — the key's argument offset — and
+ * `now`) and answer 1; answer 0, changing nothing, for every other key.
+ */
+function fencedTransition(stride: number, body: string): string {
+  return `${NOW}
+local out = {}
+for i, key in ipairs(KEYS) do
+  local base = (i - 1) * ${stride}
   local h = redis.call('HMGET', key, 's', 'o')
-  return h[1] == 'IN_PROGRESS' and h[2] == token
+  if h[1] == 'IN_PROGRESS' and h[2] == ARGV[base + 1] then
+${body}
+    table.insert(out, 1)
+  else
+    table.insert(out, 0)
+  end
 end
+return out
 `;
+}
 
 /** Per key ARGV: token, leaseMs, retainMs, fingerprint ('' = none). 8 reply fields per key. */
 const CLAIM_STRIDE = 4;
@@ -47,9 +62,9 @@ for i, key in ipairs(KEYS) do
     local fence = math.max((tonumber(h[3]) or 0) + 1, nowUs)
     local leaseUntil = now + leaseMs
     redis.call('HSET', key, 's', 'IN_PROGRESS', 'a', attempt, 'f', string.format('%.0f', fence),
-      'o', token, 'l', leaseUntil, 'r', retainMs)
+      'o', token, 'l', leaseUntil, 'r', retainMs, 'x', leaseUntil + retainMs)
     if fp ~= '' then redis.call('HSET', key, 'p', fp) end
-    redis.call('PEXPIRE', key, leaseMs + retainMs)
+    redis.call('PEXPIREAT', key, leaseUntil + retainMs)
     for _, v in ipairs({'claimed', string.format('%.0f', fence), tostring(attempt), tostring(leaseUntil),
       h[8] or '', h[9] or '', h[10] or '', h[8] and '1' or '0'}) do table.insert(out, v) end
   end
@@ -58,77 +73,45 @@ return out
 `;
 
 /** Per key ARGV: token, ttlMs, hasResult ('1'/'0'), result. Reply: 1 ok / 0 lease lost. */
-const COMPLETE_STRIDE = 4;
-export const completeScript = `${NOW}${OWNS}
-local out = {}
-for i, key in ipairs(KEYS) do
-  local base = (i - 1) * ${COMPLETE_STRIDE}
-  if owns(key, ARGV[base + 1]) then
-    redis.call('HDEL', key, 'o', 'l', 'en', 'em', 'ec')
+export const completeScript = fencedTransition(
+  4,
+  `    redis.call('HDEL', key, 'o', 'l', 'en', 'em', 'ec')
     redis.call('HSET', key, 's', 'COMPLETED', 'c', now)
     if ARGV[base + 3] == '1' then redis.call('HSET', key, 'v', ARGV[base + 4]) end
-    redis.call('PEXPIRE', key, tonumber(ARGV[base + 2]))
-    table.insert(out, 1)
-  else
-    table.insert(out, 0)
-  end
-end
-return out
-`;
+    local expiry = now + tonumber(ARGV[base + 2])
+    redis.call('HSET', key, 'x', expiry)
+    redis.call('PEXPIREAT', key, expiry)`,
+);
 
 /** Per key ARGV: token, ttlMs, error name, error message, error code. */
-const FAIL_STRIDE = 5;
-export const failScript = `${NOW}${OWNS}
-local out = {}
-for i, key in ipairs(KEYS) do
-  local base = (i - 1) * ${FAIL_STRIDE}
-  if owns(key, ARGV[base + 1]) then
-    redis.call('HDEL', key, 'o', 'l', 'ec')
+export const failScript = fencedTransition(
+  5,
+  `    redis.call('HDEL', key, 'o', 'l', 'ec')
     redis.call('HSET', key, 's', 'FAILED', 'en', ARGV[base + 3], 'em', ARGV[base + 4])
     if ARGV[base + 5] ~= '' then redis.call('HSET', key, 'ec', ARGV[base + 5]) end
-    redis.call('PEXPIRE', key, tonumber(ARGV[base + 2]))
-    table.insert(out, 1)
-  else
-    table.insert(out, 0)
-  end
-end
-return out
-`;
+    local expiry = now + tonumber(ARGV[base + 2])
+    redis.call('HSET', key, 'x', expiry)
+    redis.call('PEXPIREAT', key, expiry)`,
+);
 
 /** Per key ARGV: token, leaseMs. The record lives at least lease + retain from now. */
-const RENEW_STRIDE = 2;
-export const renewScript = `${NOW}${OWNS}
-local out = {}
-for i, key in ipairs(KEYS) do
-  local base = (i - 1) * ${RENEW_STRIDE}
-  if owns(key, ARGV[base + 1]) then
-    local leaseMs = tonumber(ARGV[base + 2])
+export const renewScript = fencedTransition(
+  2,
+  `    local leaseMs = tonumber(ARGV[base + 2])
     redis.call('HSET', key, 'l', now + leaseMs)
-    local keep = leaseMs + (tonumber(redis.call('HGET', key, 'r')) or 0)
-    if redis.call('PTTL', key) < keep then redis.call('PEXPIRE', key, keep) end
-    table.insert(out, 1)
-  else
-    table.insert(out, 0)
-  end
-end
-return out
-`;
+    local keep = now + leaseMs + (tonumber(redis.call('HGET', key, 'r')) or 0)
+    if (tonumber(redis.call('HGET', key, 'x')) or 0) < keep then
+      redis.call('HSET', key, 'x', keep)
+      redis.call('PEXPIREAT', key, keep)
+    end`,
+);
 
 /** Per key ARGV: token. The record becomes RELEASED; its TTL is kept. */
-const RELEASE_STRIDE = 1;
-export const releaseScript = `${OWNS}
-local out = {}
-for i, key in ipairs(KEYS) do
-  if owns(key, ARGV[(i - 1) * ${RELEASE_STRIDE} + 1]) then
-    redis.call('HDEL', key, 'o', 'l')
-    redis.call('HSET', key, 's', 'RELEASED')
-    table.insert(out, 1)
-  else
-    table.insert(out, 0)
-  end
-end
-return out
-`;
+export const releaseScript = fencedTransition(
+  1,
+  `    redis.call('HDEL', key, 'o', 'l')
+    redis.call('HSET', key, 's', 'RELEASED')`,
+);
 
 /** One key. Reply: now, pttl, then the hash as field, value pairs. */
 export const inspectScript = `${NOW}
