@@ -58,7 +58,11 @@ export interface TransportHarness {
   connect(): Promise<Transport>;
   /** A destination no other case uses, declared and ready (queues, DLQ, topics created). */
   newSource(): Promise<string>;
-  /** Where `reject()` of a delivery from `source` lands. */
+  /**
+   * Where `reject()` of a delivery from `source` lands. The suite reads it with a group of its
+   * own that subscribes after the dead letters were written: every group of this destination
+   * must see what is already there (e.g. map all its groups to one dead-letter queue).
+   */
   deadLetterOf(source: string): string;
   /**
    * The store every consumer-level case (`createConsumer`) runs on; one per case, shared by the

@@ -43,30 +43,39 @@ const CLAIM_STRIDE = 4;
 export const CLAIM_REPLY_WIDTH = 8;
 export const claimScript = `${NOW}
 local out = {}
+local function reply(i, a, b, c, d, e, f, g, h)
+  local o = (i - 1) * ${CLAIM_REPLY_WIDTH}
+  out[o + 1], out[o + 2], out[o + 3], out[o + 4] = a, b, c, d
+  out[o + 5], out[o + 6], out[o + 7], out[o + 8] = e, f, g, h
+end
 for i, key in ipairs(KEYS) do
   local base = (i - 1) * ${CLAIM_STRIDE}
   local token, leaseMs, retainMs, fp = ARGV[base + 1], tonumber(ARGV[base + 2]), tonumber(ARGV[base + 3]), ARGV[base + 4]
   local h = redis.call('HMGET', key, 's', 'a', 'f', 'l', 'p', 'c', 'v', 'en', 'em', 'ec')
   local state = h[1]
   if state and fp ~= '' and h[5] and h[5] ~= fp then
-    table.insert(out, 'key-reuse') for _ = 2, ${CLAIM_REPLY_WIDTH} do table.insert(out, '') end
+    reply(i, 'key-reuse', '', '', '', '', '', '', '')
   elseif state == 'COMPLETED' then
-    local hasResult = h[7] and '1' or '0'
-    for _, v in ipairs({'duplicate', h[6] or '0', hasResult, h[7] or '', '', '', '', ''}) do table.insert(out, v) end
+    reply(i, 'duplicate', h[6] or '0', h[7] and '1' or '0', h[7] or '', '', '', '', '')
   elseif state == 'IN_PROGRESS' and tonumber(h[4]) > now then
-    for _, v in ipairs({'in-progress', tostring(tonumber(h[4]) - now), h[2], '', '', '', '', ''}) do table.insert(out, v) end
+    reply(i, 'in-progress', tostring(tonumber(h[4]) - now), h[2], '', '', '', '', '')
   else
     local attempt = (tonumber(h[2]) or 0) + ((state == 'RELEASED') and 0 or 1)
     -- Composite fencing token: above the record's last one, and above any token this record
     -- had before it expired (server microseconds only grow).
-    local fence = math.max((tonumber(h[3]) or 0) + 1, nowUs)
+    local fence = string.format('%.0f', math.max((tonumber(h[3]) or 0) + 1, nowUs))
     local leaseUntil = now + leaseMs
-    redis.call('HSET', key, 's', 'IN_PROGRESS', 'a', attempt, 'f', string.format('%.0f', fence),
-      'o', token, 'l', leaseUntil, 'r', retainMs, 'x', leaseUntil + retainMs)
-    if fp ~= '' then redis.call('HSET', key, 'p', fp) end
-    redis.call('PEXPIREAT', key, leaseUntil + retainMs)
-    for _, v in ipairs({'claimed', string.format('%.0f', fence), tostring(attempt), tostring(leaseUntil),
-      h[8] or '', h[9] or '', h[10] or '', h[8] and '1' or '0'}) do table.insert(out, v) end
+    local expiry = leaseUntil + retainMs
+    if fp ~= '' then
+      redis.call('HSET', key, 's', 'IN_PROGRESS', 'a', attempt, 'f', fence, 'o', token,
+        'l', leaseUntil, 'r', retainMs, 'x', expiry, 'p', fp)
+    else
+      redis.call('HSET', key, 's', 'IN_PROGRESS', 'a', attempt, 'f', fence, 'o', token,
+        'l', leaseUntil, 'r', retainMs, 'x', expiry)
+    end
+    redis.call('PEXPIREAT', key, expiry)
+    reply(i, 'claimed', fence, tostring(attempt), tostring(leaseUntil),
+      h[8] or '', h[9] or '', h[10] or '', h[8] and '1' or '0')
   end
 end
 return out

@@ -123,7 +123,12 @@ export async function execute<R>(
       : exhausted;
   }
 
-  const controller = new AbortController();
+  // Created on first use: most handlers never read ctx.signal, and most runs never abort.
+  let controller: AbortController | undefined;
+  const abortHandler = (reason: unknown) => {
+    controller ??= new AbortController();
+    controller.abort(reason);
+  };
   const keeper = settings.heartbeat
     ? startLeaseKeeper({
         store,
@@ -138,7 +143,7 @@ export async function execute<R>(
             .catch(() => {});
         },
         onLost: () => {
-          controller.abort(new Error(`lease on ${requestId} lost`));
+          abortHandler(new Error(`lease on ${requestId} lost`));
           hooks.onLeaseLost?.(attempt);
         },
       })
@@ -147,7 +152,7 @@ export async function execute<R>(
     // Abandoned (consumer stopping): stop renewing so the lease lapses and another process
     // can take the message over even if this handler never returns.
     if (hooks.abandonOnAbort) keeper?.stop();
-    controller.abort(hooks.signal?.reason);
+    abortHandler(hooks.signal?.reason);
   };
   if (hooks.signal?.aborted) abortFromCaller();
   hooks.signal?.addEventListener('abort', abortFromCaller, { once: true });
@@ -156,7 +161,10 @@ export async function execute<R>(
     requestId,
     attempt,
     fencingToken,
-    signal: controller.signal,
+    get signal() {
+      controller ??= new AbortController();
+      return controller.signal;
+    },
     leaseRemainingMs: keeper
       ? keeper.remainingMs
       : () => Math.max(0, settings.leaseMs - (performance.now() - claimSentAt)),

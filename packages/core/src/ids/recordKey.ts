@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 /**
  * The store key of one idempotency record: `<prefix>:{<hash>}`.
@@ -10,8 +10,10 @@ import { createHash } from 'node:crypto';
  *   lands in one slot and user-supplied braces cannot steer slotting.
  */
 export function recordKey(prefix: string, scope: string, requestId: string): string {
-  const hash = createHash('sha256')
-    .update(`${Buffer.byteLength(scope, 'utf8')}:${scope}\u0000${requestId}`, 'utf8')
-    .digest('base64url');
-  return `${prefix}:{${hash}}`;
+  const digest = hash(
+    'sha256',
+    `${Buffer.byteLength(scope, 'utf8')}:${scope}\u0000${requestId}`,
+    'base64url',
+  );
+  return `${prefix}:{${digest}}`;
 }

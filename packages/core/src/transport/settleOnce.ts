@@ -1,6 +1,10 @@
 import type { RejectOptions, RetryOptions } from './Transport.js';
 
-/** The broker calls behind the settlement verbs of one delivery. */
+/**
+ * The broker calls behind the settlement verbs of one delivery. `settleOnce` marks the delivery
+ * settled before the call returns, so a call that throws must leave the message with the broker
+ * (requeued, or redelivered with its channel): nobody can settle it again.
+ */
 export interface NativeSettlement {
   ack(): Promise<void>;
   retry(options: RetryOptions): Promise<void>;
