@@ -1,0 +1,199 @@
+import { type Logger, OptionsCheck, silentLogger } from '@idemq/core';
+import type { ChannelModel, Options } from 'amqplib';
+
+/** The two queue types this transport declares and consumes. */
+export type QueueType = 'classic' | 'quorum';
+
+/** An amqplib connection (`ChannelModel`, what `amqplib.connect()` resolves to). */
+export type AmqpConnection = ChannelModel;
+
+export interface RabbitmqOptions {
+  /**
+   * `amqp://` / `amqps://` URL (vhost in the path, `?heartbeat=` etc. in the query) or amqplib's
+   * connect options object. Give `url` or `connection`.
+   */
+  url?: string | Options.Connect;
+  /**
+   * Instead of `url`: a function that opens a connection (called again to reconnect; the
+   * transport closes what it opened), or a connection you own (never closed by the transport,
+   * and not reconnected when it dies — pass a function for that).
+   */
+  connection?: AmqpConnection | (() => Promise<AmqpConnection>);
+  /**
+   * Type of every queue the transport declares. `quorum` (RabbitMQ ≥ 3.10) counts deliveries
+   * exactly (`x-delivery-count`); `classic` only flags redeliveries.
+   * @default 'quorum'
+   */
+  queueType?: QueueType;
+  /**
+   * Declare the exchanges and queues the transport uses. With `false` they must exist (an
+   * existing topology): the fanout exchange per destination, the queue per group bound to it,
+   * the dead-letter exchange and queue, and the retry tier queues that are used.
+   * @default true
+   */
+  declare?: boolean;
+  /**
+   * Dead letters of `source` go to the destination `source + deadLetterSuffix`.
+   * @default '.dlq'
+   */
+  deadLetterSuffix?: string;
+  /**
+   * Name of the fanout exchange a destination is published to.
+   * @default the destination's own name
+   */
+  exchangeName?: (destination: string) => string;
+  /**
+   * Name of the queue a consumer group reads from `source`.
+   * @default `source` for the group `'default'`, else `${source}.${group}`
+   */
+  queueName?: (source: string, group: string) => string;
+  /**
+   * Delay tiers of `retry({ delayMs })`, in ms: a retried message waits in the queue
+   * `<queue>.retry.<tier>` of the smallest tier ≥ the delay (so it never comes back early);
+   * longer delays hop through the largest tier. Ascending, at least one.
+   * @default RABBITMQ_DEFAULTS.retryTiersMs (100 ms … 1 h)
+   */
+  retryTiersMs?: readonly number[];
+  /**
+   * How long `subscribe()` and `publish()` wait for a (re)connection, and `publish()` keeps
+   * republishing a message whose confirm was lost with its connection.
+   * @default 10000
+   */
+  connectTimeoutMs?: number;
+  /**
+   * Reconnection backoff after a lost connection or channel: exponential from `initialDelayMs`
+   * to `maxDelayMs`, with full jitter.
+   * @default { initialDelayMs: 100, maxDelayMs: 5000 }
+   */
+  reconnect?: { initialDelayMs?: number; maxDelayMs?: number };
+  /**
+   * Shown as the connection's name in RabbitMQ (`connection_name` client property).
+   * @default 'idemq'
+   */
+  connectionName?: string;
+  /** Reconnections, server cancels and channel errors are logged here. @default silent */
+  logger?: Logger;
+}
+
+/** Defaults of `rabbitmq()`. */
+export const RABBITMQ_DEFAULTS = Object.freeze({
+  queueType: 'quorum' as QueueType,
+  declare: true,
+  deadLetterSuffix: '.dlq',
+  retryTiersMs: Object.freeze([
+    100, 250, 500, 1_000, 2_000, 5_000, 10_000, 20_000, 30_000, 60_000, 120_000, 300_000, 600_000,
+    1_800_000, 3_600_000,
+  ]) as readonly number[],
+  connectTimeoutMs: 10_000,
+  reconnectInitialDelayMs: 100,
+  reconnectMaxDelayMs: 5_000,
+  connectionName: 'idemq',
+});
+
+/** The group a subscription joins when it names none (core's default). */
+export const DEFAULT_GROUP = 'default';
+
+/** Options with every default filled in. */
+export interface ResolvedOptions {
+  open: () => Promise<AmqpConnection>;
+  /** The transport opened the connection and closes it; it can open another after a loss. */
+  owned: boolean;
+  queueType: QueueType;
+  declare: boolean;
+  deadLetterSuffix: string;
+  queueName: (source: string, group: string) => string;
+  exchangeName: (destination: string) => string;
+  retryTiersMs: readonly number[];
+  connectTimeoutMs: number;
+  reconnectInitialDelayMs: number;
+  reconnectMaxDelayMs: number;
+  logger: Logger;
+}
+
+/** The default queue of a group: the source's own name for `'default'`. */
+export function defaultQueueName(source: string, group: string): string {
+  return group === DEFAULT_GROUP ? source : `${source}.${group}`;
+}
+
+/** Checks every option at once and fills in the defaults. */
+export function resolveOptions(
+  options: RabbitmqOptions,
+  connect: (url: string | Options.Connect, socketOptions: object) => Promise<AmqpConnection>,
+): ResolvedOptions {
+  const check = new OptionsCheck('rabbitmq');
+  if (typeof options !== 'object' || options === null) {
+    check.expect(false, 'options must be an object').done();
+  }
+  const { url, connection } = options;
+  const tiers = options.retryTiersMs;
+  check
+    .expect(
+      (url === undefined) !== (connection === undefined),
+      'give exactly one of url or connection',
+    )
+    .expect(
+      url === undefined || (typeof url === 'string' ? url.length > 0 : typeof url === 'object'),
+      'url must be a non-empty string or an amqplib connect options object',
+    )
+    .expect(
+      connection === undefined ||
+        typeof connection === 'function' ||
+        (typeof connection === 'object' && typeof connection.createConfirmChannel === 'function'),
+      'connection must be an amqplib connection or a function that opens one',
+    )
+    .oneOf('queueType', options.queueType, ['classic', 'quorum'])
+    .oneOf('declare', options.declare, [true, false])
+    .text('deadLetterSuffix', options.deadLetterSuffix, true)
+    .fn('queueName', options.queueName, true)
+    .fn('exchangeName', options.exchangeName, true)
+    .integer('connectTimeoutMs', options.connectTimeoutMs, 1, 3_600_000)
+    .integer('reconnect.initialDelayMs', options.reconnect?.initialDelayMs, 1, 3_600_000)
+    .integer('reconnect.maxDelayMs', options.reconnect?.maxDelayMs, 1, 3_600_000)
+    .text('connectionName', options.connectionName, true)
+    .expect(
+      tiers === undefined ||
+        (Array.isArray(tiers) &&
+          tiers.length > 0 &&
+          tiers.every((t) => Number.isInteger(t) && t >= 1 && t <= 2 ** 31 - 1) &&
+          tiers.every((t, i) => i === 0 || t > (tiers[i - 1] as number))),
+      'retryTiersMs must be ascending integers from 1 to 2147483647 (RabbitMQ x-message-ttl), at least one',
+    );
+  const initialDelayMs =
+    options.reconnect?.initialDelayMs ?? RABBITMQ_DEFAULTS.reconnectInitialDelayMs;
+  const maxDelayMs = options.reconnect?.maxDelayMs ?? RABBITMQ_DEFAULTS.reconnectMaxDelayMs;
+  check.expect(initialDelayMs <= maxDelayMs, 'reconnect.initialDelayMs must not exceed maxDelayMs');
+  check.done();
+
+  const connectionName = options.connectionName ?? RABBITMQ_DEFAULTS.connectionName;
+  let open: () => Promise<AmqpConnection>;
+  let owned = true;
+  if (url !== undefined) {
+    const socketOptions = {
+      clientProperties: { connection_name: connectionName },
+      // A connect attempt to an unanswering host gives up in time instead of holding the
+      // process for the OS's TCP timeout.
+      timeout: options.connectTimeoutMs ?? RABBITMQ_DEFAULTS.connectTimeoutMs,
+    };
+    open = () => connect(url, socketOptions);
+  } else if (typeof connection === 'function') {
+    open = connection;
+  } else {
+    const given = connection as AmqpConnection;
+    open = async () => given;
+    owned = false;
+  }
+  return {
+    open,
+    owned,
+    queueType: options.queueType ?? RABBITMQ_DEFAULTS.queueType,
+    declare: options.declare ?? RABBITMQ_DEFAULTS.declare,
+    deadLetterSuffix: options.deadLetterSuffix ?? RABBITMQ_DEFAULTS.deadLetterSuffix,
+    queueName: options.queueName ?? defaultQueueName,
+    exchangeName: options.exchangeName ?? ((destination: string) => destination),
+    retryTiersMs: [...(tiers ?? RABBITMQ_DEFAULTS.retryTiersMs)],
+    connectTimeoutMs: options.connectTimeoutMs ?? RABBITMQ_DEFAULTS.connectTimeoutMs,
+    reconnectInitialDelayMs: initialDelayMs,
+    reconnectMaxDelayMs: maxDelayMs,
+    logger: options.logger ?? silentLogger,
+  };
+}

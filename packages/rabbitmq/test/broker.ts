@@ -1,0 +1,78 @@
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { delimiter, join } from 'node:path';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+
+/** Queue depth as `rabbitmqctl list_queues` reports it. */
+export interface QueueCounts {
+  ready: number;
+  unacked: number;
+}
+
+/**
+ * Broker-side operations through `rabbitmqctl` (the management plugin is not enabled): vhosts
+ * per test run, queue depths, killing connections. Needs the local broker and root.
+ */
+export class BrokerAdmin {
+  constructor(private readonly ctl: string) {}
+
+  /** The admin of the local broker, or undefined when rabbitmqctl cannot be used here. */
+  static local(): BrokerAdmin | undefined {
+    if (process.getuid?.() !== 0) return undefined;
+    const ctl = (process.env.PATH ?? '')
+      .split(delimiter)
+      .concat(['/usr/sbin', '/usr/local/sbin'])
+      .map((dir) => join(dir, 'rabbitmqctl'))
+      .find((path) => existsSync(path));
+    return ctl === undefined ? undefined : new BrokerAdmin(ctl);
+  }
+
+  async command(...args: string[]): Promise<string> {
+    const { stdout } = await run(this.ctl, args, { timeout: 60_000 });
+    return stdout;
+  }
+
+  async addVhost(vhost: string): Promise<void> {
+    await this.command('add_vhost', vhost);
+    await this.command('set_permissions', '-p', vhost, 'guest', '.*', '.*', '.*');
+  }
+
+  async deleteVhost(vhost: string): Promise<void> {
+    await this.command('delete_vhost', vhost);
+  }
+
+  /** Closes every client connection of `vhost`, as a broker restart or a network cut would. */
+  async closeAllConnections(vhost: string, reason = 'idemq test'): Promise<void> {
+    await this.command('close_all_connections', '-p', vhost, reason);
+  }
+
+  /** Ready and unacknowledged messages of every queue of `vhost`. */
+  async queues(vhost: string): Promise<Map<string, QueueCounts>> {
+    const out = await this.command(
+      '-s',
+      'list_queues',
+      '-p',
+      vhost,
+      'name',
+      'messages_ready',
+      'messages_unacknowledged',
+    );
+    const counts = new Map<string, QueueCounts>();
+    for (const line of out.split('\n')) {
+      const [name, ready, unacked] = line.split('\t');
+      if (name && ready !== undefined && unacked !== undefined) {
+        counts.set(name, { ready: Number(ready), unacked: Number(unacked) });
+      }
+    }
+    return counts;
+  }
+}
+
+/** `url` with its vhost replaced. */
+export function withVhost(url: string, vhost: string): string {
+  const parsed = new URL(url);
+  parsed.pathname = `/${encodeURIComponent(vhost)}`;
+  return parsed.toString();
+}
