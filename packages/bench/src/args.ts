@@ -1,0 +1,85 @@
+import { parseArgs } from 'node:util';
+import { BENCH_DEFAULTS, type BenchOptions } from './bench.js';
+import { CONTENDERS, type ContenderName, isContenderName } from './contenders/index.js';
+
+export type CliOptions = BenchOptions & { json?: string; doc?: string; fromJson?: string };
+
+export const USAGE = `Usage: pnpm bench [options]
+  --ids <n>              unique ids per round (default ${BENCH_DEFAULTS.ids}; 20 % more are sent as duplicates)
+  --runs <n>             measured rounds; figures are their median (default ${BENCH_DEFAULTS.runs})
+  --concurrency <list>   messages in flight, e.g. 1,64 (default ${BENCH_DEFAULTS.concurrency.join(',')})
+  --only <names>         some of: ${CONTENDERS.join(', ')}
+  --quick                ${BENCH_DEFAULTS.quickIds} ids, ${BENCH_DEFAULTS.quickRuns} run (a smoke test)
+  --json <file>          write the full report (every round) as JSON
+  --doc <file>           fill the generated block of a Markdown file (docs/performance.md)
+  --from-json <file>     no run: print (and --doc) a report saved with --json
+  --no-ceiling           skip redis-benchmark
+  --inline               run contenders in this process instead of one child process each
+Redis: REDIS_URL (default redis://127.0.0.1:6379). Only keys under a fresh idemq-bench:<id> namespace
+are written, and they are deleted after each round.`;
+
+/** The CLI's options, every problem reported at once; `help` when usage was asked for. */
+export function parseCli(argv: string[]): CliOptions | 'help' {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      ids: { type: 'string' },
+      runs: { type: 'string' },
+      concurrency: { type: 'string' },
+      only: { type: 'string' },
+      quick: { type: 'boolean', default: false },
+      json: { type: 'string' },
+      doc: { type: 'string' },
+      'from-json': { type: 'string' },
+      'no-ceiling': { type: 'boolean', default: false },
+      inline: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+    strict: true,
+  });
+  if (values.help) return 'help';
+  const problems: string[] = [];
+  const positive = (name: string, text: string | undefined, fallback: number) => {
+    if (text === undefined) return fallback;
+    const n = Number(text);
+    if (!Number.isInteger(n) || n < 1) problems.push(`--${name} must be a positive integer`);
+    return n;
+  };
+  const ids = positive(
+    'ids',
+    values.ids,
+    values.quick ? BENCH_DEFAULTS.quickIds : BENCH_DEFAULTS.ids,
+  );
+  const runs = positive(
+    'runs',
+    values.runs,
+    values.quick ? BENCH_DEFAULTS.quickRuns : BENCH_DEFAULTS.runs,
+  );
+  const concurrency = (values.concurrency ?? BENCH_DEFAULTS.concurrency.join(','))
+    .split(',')
+    .map((c) => positive('concurrency', c.trim(), 1));
+  const names = values.only?.split(',').map((n) => n.trim()) ?? [...CONTENDERS];
+  const contenders: ContenderName[] = [];
+  for (const name of names) {
+    if (isContenderName(name)) contenders.push(name);
+    else
+      problems.push(
+        `--only: unknown contender ${JSON.stringify(name)} (known: ${CONTENDERS.join(', ')})`,
+      );
+  }
+  if (problems.length > 0) throw new Error(`${problems.join('\n')}\n\n${USAGE}`);
+  return {
+    redisUrl: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+    ids,
+    runs,
+    concurrency,
+    // Table order, whatever order --only gave.
+    contenders: CONTENDERS.filter((c) => contenders.includes(c)),
+    isolation: values.inline ? 'inline' : 'process',
+    warmupIds: Math.min(ids, BENCH_DEFAULTS.quickIds),
+    ceiling: !values['no-ceiling'],
+    ...(values.json === undefined ? {} : { json: values.json }),
+    ...(values.doc === undefined ? {} : { doc: values.doc }),
+    ...(values['from-json'] === undefined ? {} : { fromJson: values['from-json'] }),
+  };
+}

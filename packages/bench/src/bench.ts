@@ -1,0 +1,351 @@
+import { randomBytes } from 'node:crypto';
+import os from 'node:os';
+import { Redis } from 'ioredis';
+import { type CeilingResult, measureCeiling } from './ceiling.js';
+import { type ContenderName, LABEL, ROLE } from './contenders/index.js';
+import { openChild, openInline, type SessionHost } from './host.js';
+import { deleteKeys, globEscape, serverFacts } from './redisInfo.js';
+import type { RoundResult } from './session.js';
+import { median } from './stats.js';
+
+export interface BenchOptions {
+  redisUrl: string;
+  /** Unique ids per round. @default 20000 */
+  ids: number;
+  /** Measured rounds per contender and concurrency; figures are their median. @default 5 */
+  runs: number;
+  concurrency: number[];
+  contenders: ContenderName[];
+  /** Each session in a child process (honest RSS) or in this process (tests). @default 'process' */
+  isolation: 'process' | 'inline';
+  /** Unmeasured ids each session sends first. @default min(ids, 2000) */
+  warmupIds: number;
+  /** Measure the server's ceiling with redis-benchmark. @default true */
+  ceiling: boolean;
+  /** Prefix of every key the run writes (default: `benchNamespace()`). */
+  namespace?: string;
+  /** Progress lines (default: none). */
+  log?: (line: string) => void;
+}
+
+/** A fresh key namespace for one bench run: nothing else on a shared server lives under it. */
+export function benchNamespace(): string {
+  return `idemq-bench:${randomBytes(4).toString('hex')}`;
+}
+
+/** SCAN patterns for every key a run under `namespace` can leave (MQT prepends its own prefix). */
+export function namespacePatterns(namespace: string): string[] {
+  return [`${globEscape(namespace)}:*`, `*:${globEscape(namespace)}:*`];
+}
+
+export interface Row {
+  contender: ContenderName;
+  label: string;
+  role: 'idemq' | 'peer' | 'baseline';
+  concurrency: number;
+  /** Median over rounds of messages (unique + duplicates) per second. */
+  messagesPerSecond: number;
+  /** Median over rounds of (this ÷ baseline of the same round); undefined without a baseline. */
+  vsBaseline?: number;
+  /** Client-side commands (round trips) per processed message / per duplicate, median. */
+  roundTripsPerProcessed: number;
+  roundTripsPerDuplicate: number;
+  /** INFO commandstats commands (those inside Lua included) per processed / duplicate, median. */
+  serverCommandsPerProcessed: number;
+  serverCommandsPerDuplicate: number;
+  /** Client-side commands by name for one processed message / one duplicate (last round). */
+  commandsPerProcessed: Record<string, number>;
+  commandsPerDuplicate: Record<string, number>;
+  p50Ms: number;
+  p99Ms: number;
+  /** CPU time of the contender's process per message (both phases), median. */
+  cpuMicrosPerMessage: number;
+  peakRssBytes: number;
+  rounds: RoundResult[];
+  /** Anything that was not as the workload demands (wrong outcome counts, keys left). */
+  anomalies: string[];
+  /** Signs that other clients used the shared server during a measured phase. */
+  noise: string[];
+}
+
+export interface Goal {
+  name: string;
+  target: string;
+  actual: string;
+  met: boolean;
+}
+
+export interface BenchReport {
+  startedAt: string;
+  options: Omit<BenchOptions, 'log' | 'redisUrl' | 'namespace'> & { redisUrl: string };
+  machine: {
+    cpus: number;
+    cpuModel: string;
+    memoryGiB: number;
+    node: string;
+    os: string;
+    redis: string;
+    /** 1-minute load average at the start and the end: other work on the machine skews timings. */
+    loadAverage: [number, number];
+  };
+  ceilings: CeilingResult[];
+  rows: Row[];
+  goals: Goal[];
+  durationMs: number;
+}
+
+export const BENCH_DEFAULTS = Object.freeze({
+  ids: 20_000,
+  runs: 5,
+  concurrency: [1, 64],
+  quickIds: 2_000,
+  quickRuns: 1,
+});
+
+/**
+ * Runs every contender on the same workload against the same Redis: for each concurrency, one
+ * session per contender (a child process each), then `runs` rounds in which the contenders take
+ * turns (the order rotates every round, so drift and warm caches favour no one).
+ */
+export async function runBench(options: BenchOptions): Promise<BenchReport> {
+  const log = options.log ?? (() => {});
+  const started = performance.now();
+  const loadAtStart = os.loadavg()[0] ?? Number.NaN;
+  const benchId = options.namespace ?? benchNamespace();
+  const admin = new Redis(options.redisUrl, { maxRetriesPerRequest: 1, lazyConnect: true });
+  await admin.connect();
+  const open = options.isolation === 'inline' ? openInline : openChild;
+
+  try {
+    const server = await serverFacts(admin);
+    const ceilings: CeilingResult[] = [];
+    if (options.ceiling) {
+      for (const clients of options.concurrency) {
+        log(`redis-benchmark, ${clients} client(s)`);
+        const ceiling = await measureCeiling(options.redisUrl, clients, `${benchId}:ceiling`);
+        if (ceiling) ceilings.push(ceiling);
+        else log('redis-benchmark not found: no ceiling measured');
+      }
+    }
+
+    const rows: Row[] = [];
+    for (const concurrency of options.concurrency) {
+      const hosts = new Map<ContenderName, SessionHost>();
+      const rounds = new Map<ContenderName, RoundResult[]>(options.contenders.map((c) => [c, []]));
+      const ends = new Map<ContenderName, number>();
+      try {
+        for (const contender of options.contenders) {
+          log(`c=${concurrency} ${contender}: opening (warm-up ${options.warmupIds} ids)`);
+          hosts.set(
+            contender,
+            await open({
+              contender,
+              concurrency,
+              redisUrl: options.redisUrl,
+              namespace: `${benchId}:${contender}:c${concurrency}`,
+              warmupIds: options.warmupIds,
+            }),
+          );
+        }
+        for (let run = 0; run < options.runs; run++) {
+          const order = rotate(options.contenders, run);
+          for (const contender of order) {
+            const result = await (hosts.get(contender) as SessionHost).round(run, options.ids);
+            rounds.get(contender)?.push(result);
+            log(
+              `c=${concurrency} run ${run + 1}/${options.runs} ${contender}: ` +
+                `${Math.round(result.messagesPerSecond)} msg/s`,
+            );
+          }
+        }
+      } finally {
+        for (const [contender, host] of hosts) {
+          const end = await host.close().catch(() => ({ maxRssBytes: Number.NaN }));
+          ends.set(contender, end.maxRssBytes);
+        }
+      }
+      const baseline = rounds.get('baseline');
+      for (const contender of options.contenders) {
+        rows.push(
+          toRow(contender, concurrency, rounds.get(contender) ?? [], baseline, ends.get(contender)),
+        );
+      }
+    }
+
+    return {
+      startedAt: new Date(Date.now() - (performance.now() - started)).toISOString(),
+      options: {
+        ids: options.ids,
+        runs: options.runs,
+        concurrency: options.concurrency,
+        contenders: options.contenders,
+        isolation: options.isolation,
+        warmupIds: options.warmupIds,
+        ceiling: options.ceiling,
+        redisUrl: redactUrl(options.redisUrl),
+      },
+      machine: {
+        cpus: os.cpus().length,
+        cpuModel: os.cpus()[0]?.model.trim() ?? 'unknown',
+        memoryGiB: Math.round(os.totalmem() / 2 ** 30),
+        node: process.version,
+        os: `${os.type()} ${os.release()} ${os.arch()}`,
+        redis: `${server.version} (${server.mode})`,
+        loadAverage: [loadAtStart, os.loadavg()[0] ?? Number.NaN],
+      },
+      ceilings,
+      rows,
+      goals: evaluateGoals(rows),
+      durationMs: performance.now() - started,
+    };
+  } finally {
+    // Anything a failed round left behind, and the ceiling's key.
+    await deleteKeys(admin, namespacePatterns(benchId)).catch(() => 0);
+    await admin.quit().catch(() => admin.disconnect());
+  }
+}
+
+function toRow(
+  contender: ContenderName,
+  concurrency: number,
+  rounds: RoundResult[],
+  baseline: RoundResult[] | undefined,
+  peakRssBytes = Number.NaN,
+): Row {
+  const per = (f: (r: RoundResult) => number) => median(rounds.map(f));
+  const anomalies: string[] = [];
+  const noise: string[] = [];
+  for (const r of rounds) {
+    const ids = r.processed.messages;
+    const dups = r.duplicates.messages;
+    if (r.processed.outcomes.processed !== ids) {
+      anomalies.push(
+        `run ${r.run + 1}: ${r.processed.outcomes.processed}/${ids} first deliveries processed`,
+      );
+    }
+    if (r.duplicates.outcomes.duplicate !== dups) {
+      anomalies.push(
+        `run ${r.run + 1}: ${r.duplicates.outcomes.duplicate}/${dups} duplicates skipped`,
+      );
+    }
+    if (r.handlerRuns !== ids)
+      anomalies.push(`run ${r.run + 1}: handler ran ${r.handlerRuns} times for ${ids} ids`);
+    if (r.keysDeleted !== ids)
+      anomalies.push(`run ${r.run + 1}: ${r.keysDeleted} keys left for ${ids} ids`);
+    // The server counts everyone's commands. Of the names this contender sends, it should see
+    // exactly what the contender sent; more means other clients of a shared server were busy.
+    for (const phase of [r.processed, r.duplicates]) {
+      const foreign = Object.entries(phase.client.byName).reduce(
+        (sum, [name, calls]) => sum + Math.max(0, (phase.server.byName[name] ?? 0) - calls),
+        0,
+      );
+      if (foreign / phase.messages > 0.01) {
+        noise.push(
+          `run ${r.run + 1}: other clients sent ${foreign} commands of the same names during ` +
+            `${phase === r.processed ? 'first deliveries' : 'duplicates'} (server figures are upper bounds)`,
+        );
+      }
+    }
+  }
+  const last = rounds.at(-1);
+  const perMessage = (counts: Record<string, number> | undefined, n: number) =>
+    Object.fromEntries(Object.entries(counts ?? {}).map(([name, calls]) => [name, calls / n]));
+  const vsBaseline =
+    baseline && baseline.length === rounds.length && rounds.length > 0
+      ? median(
+          rounds.map(
+            (r, i) => r.messagesPerSecond / (baseline[i] as RoundResult).messagesPerSecond,
+          ),
+        )
+      : undefined;
+  return {
+    contender,
+    label: LABEL[contender],
+    role: ROLE[contender],
+    concurrency,
+    messagesPerSecond: per((r) => r.messagesPerSecond),
+    ...(vsBaseline === undefined ? {} : { vsBaseline }),
+    roundTripsPerProcessed: per((r) => r.processed.client.total / r.processed.messages),
+    roundTripsPerDuplicate: per((r) => r.duplicates.client.total / r.duplicates.messages),
+    serverCommandsPerProcessed: per((r) => r.processed.server.total / r.processed.messages),
+    serverCommandsPerDuplicate: per((r) => r.duplicates.server.total / r.duplicates.messages),
+    commandsPerProcessed: perMessage(last?.processed.client.byName, last?.processed.messages ?? 1),
+    commandsPerDuplicate: perMessage(
+      last?.duplicates.client.byName,
+      last?.duplicates.messages ?? 1,
+    ),
+    p50Ms: per((r) => r.p50Ms),
+    p99Ms: per((r) => r.p99Ms),
+    cpuMicrosPerMessage: per(
+      (r) =>
+        (r.processed.cpuMicros + r.duplicates.cpuMicros) /
+        (r.processed.messages + r.duplicates.messages),
+    ),
+    peakRssBytes,
+    rounds,
+    anomalies,
+    noise,
+  };
+}
+
+/** The issue's goals, judged from this run's figures. */
+export function evaluateGoals(rows: readonly Row[]): Goal[] {
+  const goals: Goal[] = [];
+  const idemqRows = rows.filter((r) => r.contender === 'idemq');
+  if (idemqRows.length > 0) {
+    const worstProcessed = Math.max(...idemqRows.map((r) => r.roundTripsPerProcessed));
+    const worstDuplicate = Math.max(...idemqRows.map((r) => r.roundTripsPerDuplicate));
+    goals.push({
+      name: 'idemq round trips per processed message',
+      target: '≤ 2',
+      actual: fixed(worstProcessed, 3),
+      met: worstProcessed <= 2,
+    });
+    goals.push({
+      name: 'idemq round trips per duplicate',
+      target: '≤ 1',
+      actual: fixed(worstDuplicate, 3),
+      met: worstDuplicate <= 1,
+    });
+  }
+  for (const row of idemqRows) {
+    if (row.concurrency === 1 && row.vsBaseline !== undefined) {
+      goals.push({
+        name: 'idemq msg/s at concurrency 1 vs hand-written baseline',
+        target: '≥ 0.8×',
+        actual: `${fixed(row.vsBaseline, 2)}×`,
+        met: row.vsBaseline >= 0.8,
+      });
+    }
+    if (row.concurrency === 64) {
+      const peers = rows.filter((r) => r.concurrency === 64 && r.role === 'peer');
+      const best = peers.reduce<Row | undefined>(
+        (a, b) => (a && a.messagesPerSecond >= b.messagesPerSecond ? a : b),
+        undefined,
+      );
+      if (best) {
+        const ratio = row.messagesPerSecond / best.messagesPerSecond;
+        goals.push({
+          name: `idemq msg/s at concurrency 64 vs best peer (${best.contender})`,
+          target: '≥ 3×',
+          actual: `${fixed(ratio, 2)}×`,
+          met: ratio >= 3,
+        });
+      }
+    }
+  }
+  return goals;
+}
+
+function rotate<T>(items: readonly T[], by: number): T[] {
+  const shift = items.length === 0 ? 0 : by % items.length;
+  return [...items.slice(shift), ...items.slice(0, shift)];
+}
+
+export function fixed(value: number, digits: number): string {
+  return Number.isFinite(value) ? value.toFixed(digits) : 'n/a';
+}
+
+function redactUrl(url: string): string {
+  return url.replace(/(\w+:\/\/)([^@/\s]*)@/, '$1***@');
+}

@@ -1,0 +1,64 @@
+#!/usr/bin/env node
+/*
+ * pnpm bench [--ids 20000] [--runs 5] [--concurrency 1,64] [--only idemq,baseline]
+ *            [--quick] [--json file] [--doc docs/performance.md] [--no-ceiling] [--inline]
+ */
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { Redis } from 'ioredis';
+import { parseCli, USAGE } from './args.js';
+import { type BenchReport, benchNamespace, namespacePatterns, runBench } from './bench.js';
+import { killChildren } from './children.js';
+import { deleteKeys } from './redisInfo.js';
+import { spliceDocument, toMarkdown, toText } from './report.js';
+
+async function main(): Promise<void> {
+  const argv = process.argv.slice(2).filter((arg) => arg !== '--');
+  const options = parseCli(argv);
+  if (options === 'help') {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
+  const { json, doc, fromJson, ...benchOptions } = options;
+  if (fromJson) {
+    const saved = JSON.parse(await readFile(fromJson, 'utf8')) as BenchReport & { command: string };
+    process.stdout.write(`${toText(saved, saved.command)}\n`);
+    if (doc) await fillDocument(doc, toMarkdown(saved, saved.command));
+    return;
+  }
+  const command = ['pnpm bench', ...argv].join(' ');
+  const namespace = benchNamespace();
+  // Interrupted: delete this run's keys before leaving (its children exit with it).
+  const interrupt = async (signal: NodeJS.Signals) => {
+    process.stderr.write(`[bench] ${signal}: deleting ${namespace} keys\n`);
+    killChildren();
+    const admin = new Redis(options.redisUrl, { maxRetriesPerRequest: 1 });
+    await deleteKeys(admin, namespacePatterns(namespace)).catch(() => 0);
+    admin.disconnect();
+    process.exit(130);
+  };
+  process.once('SIGINT', interrupt);
+  process.once('SIGTERM', interrupt);
+  const report = await runBench({
+    ...benchOptions,
+    namespace,
+    log: (line) => process.stderr.write(`[bench] ${line}\n`),
+  });
+  process.stdout.write(`\n${toText(report, command)}\n`);
+  if (json) {
+    await mkdir(dirname(json), { recursive: true });
+    await writeFile(json, `${JSON.stringify({ command, ...report }, null, 2)}\n`);
+    process.stderr.write(`[bench] wrote ${json}\n`);
+  }
+  if (doc) await fillDocument(doc, toMarkdown(report, command));
+}
+
+async function fillDocument(file: string, markdown: string): Promise<void> {
+  await writeFile(file, spliceDocument(await readFile(file, 'utf8'), markdown));
+  process.stderr.write(`[bench] updated ${file}\n`);
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
+  process.exitCode = 1;
+});

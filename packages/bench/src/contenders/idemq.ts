@@ -1,0 +1,58 @@
+import { createIdempotency } from '@idemq/core';
+import { redisStore } from '@idemq/redis';
+import { Redis } from 'ioredis';
+import { CommandCounter, countIoredis } from '../commandCounter.js';
+import { globEscape } from '../redisInfo.js';
+import type { Contender, ContenderSetup } from './types.js';
+
+/** Entries enough for every id of the default workload, so each duplicate can be a cache hit. */
+export const BENCH_LOCAL_CACHE_ENTRIES = 50_000;
+
+/**
+ * idemq as users get it: `createIdempotency` over `redisStore({ client })`, defaults throughout
+ * (lease 40 s with heartbeat, COMPLETED kept 24 h, coalescing on). The payload is passed, so
+ * every claim also stores a SHA-256 fingerprint. With `localCache`, duplicates of ids this
+ * process completed are answered from memory.
+ *
+ * Per processed message: EVALSHA claim, handler, EVALSHA complete (concurrent operations share
+ * one EVALSHA per lane). Per duplicate: EVALSHA claim (answers `duplicate`), or nothing on a
+ * local-cache hit.
+ */
+export async function idemqContender(
+  setup: ContenderSetup,
+  options: { localCache: boolean },
+): Promise<Contender> {
+  const sent = new CommandCounter();
+  const client = countIoredis(new Redis(setup.redisUrl, { maxRetriesPerRequest: 1 }), sent);
+  const prefix = `${setup.namespace}:idemq`;
+  const store = redisStore({
+    client,
+    prefix,
+    ...(options.localCache ? { localCache: { maxEntries: BENCH_LOCAL_CACHE_ENTRIES } } : {}),
+  });
+  // Load the scripts and prove the server fits, as a user's startup would.
+  await store.ready();
+  const idem = createIdempotency({ store, scope: 'bench' });
+  const noop = () => setup.handler();
+
+  return {
+    sent,
+    keyPatterns: [`${globEscape(prefix)}:*`],
+    async handle(message) {
+      const outcome = await idem.run(message.requestId, noop, { payload: message.body });
+      switch (outcome.status) {
+        case 'processed':
+        case 'duplicate':
+        case 'in-progress':
+          return outcome.status;
+        default:
+          throw new Error(`idemq answered ${outcome.status} for ${message.requestId}`);
+      }
+    },
+    cacheHits: () => store.stats().cacheHits,
+    async close() {
+      await store.close();
+      await client.quit();
+    },
+  };
+}

@@ -1,0 +1,47 @@
+import { baselineContender } from './baseline.js';
+import { idemqContender } from './idemq.js';
+import { mqtContender } from './mqt.js';
+import { powertoolsContender } from './powertools.js';
+import type { Contender, ContenderSetup } from './types.js';
+
+/** Every contender, in table order. */
+export const CONTENDERS = ['idemq', 'idemq-cache', 'powertools', 'mqt', 'baseline'] as const;
+export type ContenderName = (typeof CONTENDERS)[number];
+
+/** Who is idemq, who is a peer (the 3× goal compares with the best peer), who is the floor. */
+export const ROLE: Record<ContenderName, 'idemq' | 'peer' | 'baseline'> = {
+  idemq: 'idemq',
+  'idemq-cache': 'idemq',
+  powertools: 'peer',
+  mqt: 'peer',
+  baseline: 'baseline',
+};
+
+export const LABEL: Record<ContenderName, string> = {
+  idemq: 'idemq (createIdempotency + redisStore)',
+  'idemq-cache': 'idemq + localCache',
+  powertools: 'Powertools idempotency 2.35.0 (Redis)',
+  mqt: 'message-queue-toolkit Redis dedup store 3.0.1',
+  baseline: 'baseline: ioredis SET NX PX + SET PX',
+};
+
+export function isContenderName(name: string): name is ContenderName {
+  return (CONTENDERS as readonly string[]).includes(name);
+}
+
+export function createContender(name: ContenderName, setup: ContenderSetup): Promise<Contender> {
+  switch (name) {
+    case 'idemq':
+      return idemqContender(setup, { localCache: false });
+    case 'idemq-cache':
+      return idemqContender(setup, { localCache: true });
+    case 'powertools':
+      return powertoolsContender(setup);
+    case 'mqt':
+      return mqtContender(setup);
+    case 'baseline':
+      return baselineContender(setup);
+  }
+}
+
+export type { Contender, ContenderSetup, Outcome } from './types.js';
