@@ -10,7 +10,14 @@ import {
   type Store,
   type Transport,
 } from '@idemq/core';
+import {
+  defaultQueueName,
+  RABBITMQ_DEFAULTS,
+  type RabbitmqTransport,
+  rabbitmq,
+} from '@idemq/rabbitmq';
 import { redisStore } from '@idemq/redis';
+import amqplib from 'amqplib';
 
 /** One broker as the scenario uses it: connections, a backlog probe, teardown. */
 export interface TransportKit {
@@ -47,6 +54,7 @@ type StoreFactory = () => StoreKit;
 
 const transportFactories: Readonly<Record<string, TransportFactory>> = {
   memory: memoryTransportKit,
+  rabbitmq: rabbitmqTransportKit,
 };
 
 const storeFactories: Readonly<Record<string, StoreFactory>> = {
@@ -72,7 +80,7 @@ const storeFactories: Readonly<Record<string, StoreFactory>> = {
 };
 
 /** Names that later versions of the demo will accept. */
-const PLANNED_TRANSPORTS = ['rabbitmq', 'kafka', 'sqs'];
+const PLANNED_TRANSPORTS = ['kafka', 'sqs'];
 const PLANNED_STORES: string[] = [];
 
 /** A `--transport` / `--store` value the demo cannot run with; the CLI exits 2 with its message. */
@@ -126,6 +134,58 @@ function memoryTransportKit(options: TransportKitOptions): TransportKit {
     },
     async close() {
       await Promise.all(connections.map((connection) => connection.close()));
+    },
+  };
+}
+
+function rabbitmqTransportKit(options: TransportKitOptions): TransportKit {
+  const url = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
+  // One namespace per run: what an interrupted run left behind never reaches the next one.
+  const run = `idemq-demo-${Date.now().toString(36)}`;
+  const queues = new Set<string>();
+  const exchanges = new Set<string>();
+  const connections: RabbitmqTransport[] = [];
+  const connect = () => {
+    const transport = rabbitmq({
+      url,
+      deadLetterSuffix: options.deadLetterSuffix,
+      exchangeName: (destination) => {
+        exchanges.add(`${run}.${destination}`);
+        return `${run}.${destination}`;
+      },
+      // Every reader of a dead-letter destination shares its one queue, as an operator's DLQ.
+      queueName: (source, group) => {
+        const deadLetters = source.endsWith(options.deadLetterSuffix);
+        const name = `${run}.${deadLetters ? source : defaultQueueName(source, group)}`;
+        queues.add(name);
+        return name;
+      },
+    });
+    connections.push(transport);
+    return transport;
+  };
+  return {
+    name: 'rabbitmq',
+    connect,
+    // Without the management plugin AMQP tells only what is ready, not what is in flight or
+    // waiting in a retry tier: the scenario relies on its events.
+    backlog: async () => undefined,
+    async close() {
+      await Promise.all(connections.map((transport) => transport.close()));
+      // Leave nothing of the run on the broker: queues, their retry tiers, exchanges.
+      const model = await amqplib.connect(url);
+      try {
+        const channel = await model.createChannel();
+        for (const queue of queues) {
+          await channel.deleteQueue(queue);
+          for (const tierMs of RABBITMQ_DEFAULTS.retryTiersMs) {
+            await channel.deleteQueue(`${queue}.retry.${tierMs}`);
+          }
+        }
+        for (const exchange of exchanges) await channel.deleteExchange(exchange);
+      } finally {
+        await model.close();
+      }
     },
   };
 }

@@ -47,7 +47,8 @@ export const HELP = `Usage: pnpm demo [options]
 
 Publishes payments with duplicates, transient failures and poison messages, processes them with
 several idemq consumers and checks that every payment was charged exactly once.
-Runs in memory: no broker, no Redis, nothing to install.
+By default it runs in memory: no broker, no Redis, nothing to install. With --transport
+or --store it runs on the real services (pnpm services:up starts them).
 
 Options:
   --messages <n>       unique payments to publish (default ${SCENARIO_DEFAULTS.messages})

@@ -50,6 +50,21 @@ describe('the demo scenario', () => {
     expectCorrect(figures, lateDuplicates(scenario));
   });
 
+  it('processes 200 payments exactly once on real RabbitMQ with the Redis store', async () => {
+    const scenario = createScenario({
+      messages: 200,
+      duplicates: 0.25,
+      consumers: 3,
+      seed: 7,
+      timeoutMs: 40_000,
+      transport: 'rabbitmq',
+      store: 'redis',
+    });
+    const figures = await scenario.run();
+    expect(figures.transport).toBe('rabbitmq');
+    expectCorrect(figures, lateDuplicates(scenario));
+  });
+
   it('stays correct when every payment is sent twice to one consumer', async () => {
     const scenario = createScenario({
       messages: 200,
