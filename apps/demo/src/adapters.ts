@@ -10,6 +10,7 @@ import {
   type Store,
   type Transport,
 } from '@idemq/core';
+import { type KafkaTransport, kafka } from '@idemq/kafka';
 import {
   defaultQueueName,
   RABBITMQ_DEFAULTS,
@@ -18,6 +19,7 @@ import {
 } from '@idemq/rabbitmq';
 import { redisStore } from '@idemq/redis';
 import amqplib from 'amqplib';
+import { Kafka, logLevel } from 'kafkajs';
 
 /** One broker as the scenario uses it: connections, a backlog probe, teardown. */
 export interface TransportKit {
@@ -55,6 +57,7 @@ type StoreFactory = () => StoreKit;
 const transportFactories: Readonly<Record<string, TransportFactory>> = {
   memory: memoryTransportKit,
   rabbitmq: rabbitmqTransportKit,
+  kafka: kafkaTransportKit,
 };
 
 const storeFactories: Readonly<Record<string, StoreFactory>> = {
@@ -80,7 +83,7 @@ const storeFactories: Readonly<Record<string, StoreFactory>> = {
 };
 
 /** Names that later versions of the demo will accept. */
-const PLANNED_TRANSPORTS = ['kafka', 'sqs'];
+const PLANNED_TRANSPORTS = ['sqs'];
 const PLANNED_STORES: string[] = [];
 
 /** A `--transport` / `--store` value the demo cannot run with; the CLI exits 2 with its message. */
@@ -186,6 +189,70 @@ function rabbitmqTransportKit(options: TransportKitOptions): TransportKit {
       } finally {
         await model.close();
       }
+    },
+  };
+}
+
+/**
+ * Kafka (KAFKA_BROKERS, default 127.0.0.1:9092). Each run gets its own 6-partition topics
+ * (`payments` → `idemq-demo-<run>-payments`), so no earlier run's records count. The demo
+ * publishes without keys: a duplicate's copies meet on different partitions, and
+ * `partitionConcurrency` lets the waiting copy step aside instead of holding its partition.
+ */
+function kafkaTransportKit(options: TransportKitOptions): TransportKit {
+  const brokers = (process.env.KAFKA_BROKERS ?? '127.0.0.1:9092').split(',');
+  const run = Date.now().toString(36);
+  const topic = (name: string) => `idemq-demo-${run}-${name}`;
+  const admin = new Kafka({ clientId: 'idemq-demo', brokers, logLevel: logLevel.NOTHING }).admin();
+  const adminReady = admin.connect();
+  const created = new Map<string, Promise<unknown>>();
+  const ensure = (...names: string[]) =>
+    Promise.all(
+      names.map((name) => {
+        const topics = [{ topic: topic(name), numPartitions: 6 }];
+        if (!created.has(name)) {
+          created.set(
+            name,
+            adminReady.then(() => admin.createTopics({ topics, waitForLeaders: true })),
+          );
+        }
+        return created.get(name);
+      }),
+    );
+  const connections: KafkaTransport[] = [];
+  const open = () => {
+    const { deadLetterSuffix } = options;
+    const transport = kafka({ brokers, deadLetterSuffix, partitionConcurrency: 8 });
+    connections.push(transport);
+    return transport;
+  };
+  const probe = open();
+  return {
+    name: 'kafka',
+    connect(): Transport {
+      const transport = open();
+      return {
+        ...transport,
+        publish: async (destination, message) => {
+          await ensure(destination);
+          return transport.publish(topic(destination), message);
+        },
+        subscribe: async (request) => {
+          await ensure(request.source, request.source + options.deadLetterSuffix);
+          return transport.subscribe({ ...request, source: topic(request.source) });
+        },
+      };
+    },
+    async backlog(destination, group) {
+      const { pending, delayed } = await probe.backlog(topic(destination), group);
+      return pending + delayed;
+    },
+    async close() {
+      await Promise.all(connections.map((connection) => connection.close()));
+      await adminReady.then(
+        () => admin.disconnect(),
+        () => undefined,
+      );
     },
   };
 }

@@ -21,7 +21,7 @@ describe('cli', () => {
     [['--duplicates', '1.5'], /--duplicates must be a fraction/],
     [['--consumers', '0'], /--consumers must be a whole number/],
     [['--timeout-ms', '-5'], /--timeout-ms/],
-    [['--transport', 'kafka'], /available in a later version/],
+    [['--transport', 'sqs'], /available in a later version/],
     [['--store', 'mongo'], /unknown --store 'mongo'/],
     [['--transport', 'carrier-pigeon'], /unknown --transport 'carrier-pigeon'/],
     [['--frobnicate'], /Unknown option '--frobnicate'/],

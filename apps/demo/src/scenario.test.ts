@@ -65,6 +65,21 @@ describe('the demo scenario', () => {
     expectCorrect(figures, lateDuplicates(scenario));
   });
 
+  it('processes 200 payments exactly once on real Kafka with the Redis store', async () => {
+    const scenario = createScenario({
+      messages: 200,
+      duplicates: 0.25,
+      consumers: 3,
+      seed: 11,
+      timeoutMs: 50_000,
+      transport: 'kafka',
+      store: 'redis',
+    });
+    const figures = await scenario.run();
+    expect(figures.transport).toBe('kafka');
+    expectCorrect(figures, lateDuplicates(scenario));
+  });
+
   it('stays correct when every payment is sent twice to one consumer', async () => {
     const scenario = createScenario({
       messages: 200,

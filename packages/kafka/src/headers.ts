@@ -1,0 +1,98 @@
+import { requestIdFromBytes } from '@idemq/core';
+import type { HeaderValue, ProducedHeaderValue } from './client.js';
+
+/** Headers the Kafka transport reads and writes besides the user's own. */
+export const KafkaHeaders = {
+  /** Default header carrying the requestId (configurable with `requestIdHeader`). */
+  requestId: 'x-idemq-request-id',
+  /** The body's content type, as in the CloudEvents Kafka binding. */
+  contentType: 'content-type',
+  /** Where a dead letter was consumed from. */
+  originalTopic: 'x-idemq-original-topic',
+  originalPartition: 'x-idemq-original-partition',
+  originalOffset: 'x-idemq-original-offset',
+  /** Retry topics: not to be delivered before this epoch-ms time. */
+  retryNotBefore: 'x-idemq-retry-not-before',
+  /** Retry topics: the attempt the next delivery is. */
+  retryAttempt: 'x-idemq-retry-attempt',
+  /** Retry topics: the Kafka group that retries it; other groups of the source skip it. */
+  retryGroup: 'x-idemq-retry-group',
+} as const;
+
+/** Bookkeeping headers of retry topics, hidden from handlers. */
+const HIDDEN = new Set<string>([
+  KafkaHeaders.retryNotBefore,
+  KafkaHeaders.retryAttempt,
+  KafkaHeaders.retryGroup,
+]);
+
+/** What the transport makes of a record's headers. */
+export interface ReadHeaders {
+  /** As found: a string, the bytes when they are not valid UTF-8, several values, or nothing. */
+  requestId: unknown;
+  contentType?: string;
+  /** Every other header as UTF-8 text (the last value when a header repeats). */
+  headers: Record<string, string>;
+}
+
+/**
+ * Reads the requestId, content type and user headers of a fetched record. Never throws: a bad
+ * requestId (absent, empty, not UTF-8, repeated) goes to the engine as found, which dead-letters
+ * it with a typed reason.
+ */
+export function readHeaders(
+  raw: Readonly<Record<string, HeaderValue>> | undefined,
+  requestIdHeader: string,
+): ReadHeaders {
+  const headers: Record<string, string> = {};
+  let requestId: unknown;
+  let contentType: string | undefined;
+  for (const [name, value] of Object.entries(raw ?? {})) {
+    if (value === undefined) continue;
+    if (name === requestIdHeader) requestId = requestIdValue(value);
+    else if (name === KafkaHeaders.contentType) contentType = headerText(value);
+    else if (!HIDDEN.has(name)) headers[name] = headerText(value);
+  }
+  return { requestId, headers, ...(contentType === undefined ? {} : { contentType }) };
+}
+
+function requestIdValue(value: Exclude<HeaderValue, undefined>): unknown {
+  if (typeof value === 'string' || Array.isArray(value)) return value; // arrays: ambiguous, refused
+  try {
+    return requestIdFromBytes(value);
+  } catch {
+    return new Uint8Array(value); // invalid UTF-8: the engine refuses it with its own error
+  }
+}
+
+/** A header value as text: bytes decoded as UTF-8, the last of repeated values. */
+export function headerText(value: Exclude<HeaderValue, undefined>): string {
+  const last = Array.isArray(value) ? value[value.length - 1] : value;
+  if (last === undefined) return '';
+  return typeof last === 'string' ? last : last.toString('utf8');
+}
+
+/** Headers of a published record: the user's, then the requestId and content type. */
+export function writeHeaders(
+  user: Readonly<Record<string, string>> | undefined,
+  requestIdHeader: string,
+  requestId: string,
+  contentType: string | undefined,
+): Record<string, string> {
+  return {
+    ...user,
+    [requestIdHeader]: requestId,
+    ...(contentType === undefined ? {} : { [KafkaHeaders.contentType]: contentType }),
+  };
+}
+
+/** A record's headers as they can be produced again (dead letters, retry topics), unchanged. */
+export function copyHeaders(
+  raw: Readonly<Record<string, HeaderValue>> | undefined,
+): Record<string, ProducedHeaderValue> {
+  const copy: Record<string, ProducedHeaderValue> = {};
+  for (const [name, value] of Object.entries(raw ?? {})) {
+    if (value !== undefined) copy[name] = value;
+  }
+  return copy;
+}

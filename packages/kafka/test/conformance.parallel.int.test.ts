@@ -1,0 +1,7 @@
+import { runTransportConformance } from '@idemq/conformance';
+import { kafkaHarness } from './helpers.js';
+
+// Up to 16 messages of one partition in flight: acks out of order, contiguous-prefix commits.
+runTransportConformance(
+  kafkaHarness('kafka (partitionConcurrency 16, in-place retry)', { partitionConcurrency: 16 }),
+);

@@ -1,0 +1,111 @@
+import { randomUUID } from 'node:crypto';
+import type { TransportHarness } from '@idemq/conformance';
+import type { Logger } from '@idemq/core';
+import { serviceUrls } from '@idemq/services';
+import { type Admin, Kafka, logLevel } from 'kafkajs';
+import { afterAll } from 'vitest';
+import {
+  type AdminClient,
+  type KafkaTransport,
+  type KafkaTransportOptions,
+  kafka,
+  kafkajsClient,
+} from '../src/index.js';
+import { TEST_TIMINGS } from './timings.js';
+
+export { TEST_TIMINGS };
+
+export const brokers = serviceUrls().kafkaBrokers;
+
+/** Partitions of every test topic: enough for three lanes in flight at once (C17, C22). */
+export const PARTITIONS = 3;
+
+let adminClient: Promise<Admin> | undefined;
+let topicAdmin: AdminClient | undefined;
+afterAll(async () => {
+  await (await adminClient?.catch(() => undefined))?.disconnect();
+  await topicAdmin?.close();
+});
+
+/** One admin connection per test file, closed after the file. */
+export function admin(): Promise<Admin> {
+  adminClient ??= (async () => {
+    const client = new Kafka({
+      clientId: 'idemq-test',
+      brokers,
+      logLevel: logLevel.NOTHING,
+      // A loaded machine can take seconds to show a new topic's leaders in metadata.
+      retry: { retries: 12, initialRetryTime: 100, maxRetryTime: 2_000 },
+    }).admin();
+    await client.connect();
+    return client;
+  })();
+  return adminClient;
+}
+
+/** A fresh topic name. */
+export function topicName(label = 'topic'): string {
+  return `idemq-${label}-${randomUUID().slice(0, 8)}`;
+}
+
+/** Creates topics with `PARTITIONS` partitions and waits until every partition has a leader. */
+export async function createTopics(topics: readonly string[], partitions = PARTITIONS) {
+  // The transport's own topic creation, which waits out a busy broker's slow metadata.
+  topicAdmin ??= kafkajsClient(
+    new Kafka({ clientId: 'idemq-test', brokers, logLevel: logLevel.NOTHING }),
+  ).admin();
+  const creating = topicAdmin;
+  await Promise.all(topics.map((topic) => creating.createTopic(topic, partitions)));
+}
+
+/** Transport warnings on stderr when IDEMQ_KAFKA_TEST_LOG is set (to diagnose a failing case). */
+const testLogger: Logger | undefined = process.env.IDEMQ_KAFKA_TEST_LOG
+  ? {
+      debug: () => {},
+      info: () => {},
+      warn: (fields, message) => console.warn(message, JSON.stringify(fields)),
+      error: (fields, message) => console.error(message, JSON.stringify(fields)),
+    }
+  : undefined;
+
+/** A transport with the test timings. */
+export function testTransport(options: Partial<KafkaTransportOptions> = {}): KafkaTransport {
+  return kafka({
+    brokers,
+    ...TEST_TIMINGS,
+    ...(testLogger ? { logger: testLogger } : {}),
+    ...options,
+  });
+}
+
+/**
+ * The conformance harness for one configuration: every `connect()` is a new client (another
+ * process, as far as the group is concerned); every source is a new topic with its dead-letter
+ * topic (and retry topic in `topic` mode).
+ */
+export function kafkaHarness(
+  name: string,
+  options: Partial<KafkaTransportOptions>,
+): TransportHarness {
+  const inspector = testTransport(options);
+  afterAll(() => inspector.close());
+  return {
+    name,
+    capabilities: inspector.capabilities,
+    connect: async () => testTransport(options),
+    newSource: async () => {
+      const source = topicName('conformance');
+      const extra = options.retryMode === 'topic' ? [`${source}.retry`] : [];
+      await createTopics([source, `${source}.dlq`, ...extra]);
+      return source;
+    },
+    deadLetterOf: (source) => `${source}.dlq`,
+    inspect: {
+      depth: async (destination, group = 'default') => {
+        const { pending, delayed } = await inspector.backlog(destination, group);
+        return { ready: pending, inFlight: 0, delayed };
+      },
+    },
+    timing: { waitMs: 15_000, quietMs: 500, caseTimeoutMs: 60_000 },
+  };
+}
