@@ -2,6 +2,8 @@
 /*
  * pnpm bench [--ids 20000] [--runs 5] [--concurrency 1,64] [--only idemq,baseline]
  *            [--quick] [--json file] [--doc docs/performance.md] [--no-ceiling] [--inline]
+ * pnpm bench transports [rabbitmq] [--messages 20000] [--runs 3] [--prefetch 64,1] [--quick] …
+ *   (idemq's consumer beside a raw amqplib consumer: transports/cli.ts)
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
@@ -11,9 +13,15 @@ import { type BenchReport, benchNamespace, namespacePatterns, runBench } from '.
 import { killChildren } from './children.js';
 import { deleteKeys } from './redisInfo.js';
 import { spliceDocument, toMarkdown, toText } from './report.js';
+import { TRANSPORTS_COMMAND } from './transports/types.js';
 
 async function main(): Promise<void> {
   const argv = process.argv.slice(2).filter((arg) => arg !== '--');
+  if (argv[0] === TRANSPORTS_COMMAND) {
+    // Loaded on demand: the store bench needs no AMQP client.
+    const { transportsMain } = await import('./transports/cli.js');
+    return transportsMain(argv.slice(1));
+  }
   const options = parseCli(argv);
   if (options === 'help') {
     process.stdout.write(`${USAGE}\n`);
