@@ -36,6 +36,12 @@ export class Suite<E extends CaseEnv, H> {
     );
   }
 
+  /** Registers case `id`, unless `reason` says why it cannot apply: then it is left out. */
+  caseUnless(reason: string | undefined, id: string, title: string, body: CaseBody<E>): void {
+    if (reason === undefined) this.case(id, title, body);
+    else this.omit(id, reason);
+  }
+
   /** Leaves case `id` out, and says why in the one-time report. */
   omit(id: string, reason: string): void {
     this.omitted.push({ id, reason });

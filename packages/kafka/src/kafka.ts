@@ -313,6 +313,9 @@ export function kafkaCapabilities(
     maxPayloadBytes: settings.maxPayloadBytes,
     replayForNewGroup: settings.startFrom === 'earliest',
     releaseCountsAttempt: false,
+    // Each consumer group reads the whole topic; no broker-side dedup of publishes.
+    consumerGroups: true,
+    publishDedup: false,
   });
 }
 

@@ -39,6 +39,9 @@ export function rabbitmqCapabilities(queueType: QueueType): Capabilities {
     maxPayloadBytes: MAX_MESSAGE_BYTES,
     replayForNewGroup: false,
     releaseCountsAttempt: false,
+    // Each group gets every message (a queue per group); no broker-side dedup of publishes.
+    consumerGroups: true,
+    publishDedup: false,
   });
 }
 

@@ -131,6 +131,11 @@ export function registerDeliveryCases(suite: Suite<TransportEnv, TransportHarnes
     },
   );
 
+  if (!suite.harness.capabilities.consumerGroups) {
+    suite.omit('C04', 'consumerGroups is false: every subscriber of a source competes (SQS)');
+    return;
+  }
+
   suite.case('C04', 'fan-out: two groups each get every message', async (env) => {
     const transport = await env.connect();
     const source = await env.source();

@@ -63,8 +63,11 @@ export function registerObservabilityCases(suite: Suite<TransportEnv, TransportH
         code: ErrorCodes.HANDLER_NON_RETRIABLE,
       });
 
-      await publisher.publish(source, { requestId: flaky, body: { n: 1 } });
-      expect((await spy.waitFor(flaky, 'duplicate')).data).toEqual({ requestId: flaky, source });
+      // A broker that drops re-published ids (SQS FIFO) never shows the engine a duplicate.
+      if (env.capabilities.publishDedup === false) {
+        await publisher.publish(source, { requestId: flaky, body: { n: 1 } });
+        expect((await spy.waitFor(flaky, 'duplicate')).data).toEqual({ requestId: flaky, source });
+      }
 
       expect(published).toContainEqual(processed);
       if (carriesHeaders) {

@@ -502,7 +502,7 @@ describe('createConsumer: leases and crash loops', () => {
     await sleep(5);
     await h.publish('ll-1'); // the same request again, e.g. a broker redelivery
     const lost = await h.waitFor('lease-lost');
-    expect(lost).toEqual({ requestId: 'll-1', source: h.source, attempt: 1 });
+    expect(lost).toEqual({ requestId: 'll-1', source: h.source, attempt: 1, lease: 'store' });
     const processed = await h.waitFor('processed');
     expect(processed).toMatchObject({ requestId: 'll-1', attempt: 2 });
     // The released message comes back and is recognised as done.
@@ -513,6 +513,21 @@ describe('createConsumer: leases and crash loops', () => {
       result: '"owner"',
     });
     expect(h.named('dead-letter')).toHaveLength(0);
+  });
+
+  it('a heartbeat that cannot extend the broker lease reports lease-lost (broker) once; the handler finishes', async () => {
+    const release = deferred();
+    const broker = memoryBroker();
+    // Broker lease 40 ms, store lease 300 ms: the store claim outlives the lapsed broker lease.
+    const transport = memoryTransport({ broker, leaseMs: 40 });
+    const h = harness({ broker, transport, leaseMs: 300, handler: () => release.promise });
+    await h.consumer.start();
+    await h.publish('bl-1');
+    const lost = await h.waitFor('lease-lost');
+    expect(lost).toEqual({ requestId: 'bl-1', source: h.source, attempt: 1, lease: 'broker' });
+    release.resolve();
+    await h.waitFor('processed');
+    expect(h.named('lease-lost')).toHaveLength(1);
   });
 
   it('a claim beyond maxAttempts (owners crashed) is dead-lettered without running the handler', async () => {

@@ -142,6 +142,7 @@ export function createConsumer<T = unknown, R = unknown>(options: ConsumerOption
       ...(message.key === undefined ? {} : { key: message.key }),
     };
     const startedAt = performance.now();
+    let brokerLeaseLost = false;
     const execution: Execution<R> = await execute(
       settings,
       requestId,
@@ -153,7 +154,19 @@ export function createConsumer<T = unknown, R = unknown>(options: ConsumerOption
         unclaimedAttempt: message.attempt,
         onLeaseRenewed: async (leaseMs) => {
           events.emit('lease-extended', { requestId, source, leaseMs });
-          await delivery.extendLease(leaseMs).catch(() => false);
+          const extended = await delivery.extendLease(leaseMs).catch(() => false);
+          // The broker no longer holds the message for us (an SQS receipt handle gone, a lapsed
+          // visibility): another consumer may have it. The store claim still fences the work,
+          // so the handler goes on; its redelivered copy will be a duplicate.
+          if (!extended && !delivery.settled && !brokerLeaseLost) {
+            brokerLeaseLost = true;
+            events.emit('lease-lost', {
+              requestId,
+              source,
+              attempt: message.attempt,
+              lease: 'broker',
+            });
+          }
         },
       },
     );
@@ -198,7 +211,12 @@ export function createConsumer<T = unknown, R = unknown>(options: ConsumerOption
       case 'release':
         await settle(() => delivery.release());
         if (decision.event === 'lease-lost' && execution.kind === 'lease-lost') {
-          events.emit('lease-lost', { requestId, source, attempt: execution.attempt });
+          events.emit('lease-lost', {
+            requestId,
+            source,
+            attempt: execution.attempt,
+            lease: 'store',
+          });
         }
         return;
     }

@@ -20,8 +20,12 @@ export interface ConsumerEvents {
   };
   /** The lease was renewed while the handler ran. */
   'lease-extended': { requestId: string; source: string; leaseMs: number };
-  /** This owner lost the record to another; its result was discarded. */
-  'lease-lost': { requestId: string; source: string; attempt: number };
+  /**
+   * A lease was lost. `store`: this owner lost the record to another; its result was discarded.
+   * `broker`: the heartbeat could not extend the broker's lease (SQS visibility, receipt handle
+   * gone); the handler goes on under its store claim and the redelivered copy is a duplicate.
+   */
+  'lease-lost': { requestId: string; source: string; attempt: number; lease: 'store' | 'broker' };
   /** The store failed; the message was handled per `onStoreError`. */
   'store-error': { requestId: string | undefined; source: string; error: Error };
   /** The transport or a settlement failed. */

@@ -145,6 +145,17 @@ export interface Capabilities {
   maxPayloadBytes: number | null;
   /** A group that subscribes late gets messages published before it existed. */
   replayForNewGroup: boolean;
+  /**
+   * Subscribers naming different groups each get every message (fan-out). False: every
+   * subscriber of a source competes for its messages, whatever group it names (SQS; fan-out
+   * there takes one queue per group).
+   */
+  consumerGroups: boolean;
+  /**
+   * The broker itself drops a message published again with a requestId it saw within
+   * `windowMs` (SQS FIFO deduplication ids: 5 minutes), or `false`.
+   */
+  publishDedup: { windowMs: number } | false;
   /** Whether `release` is free (does not count as an attempt). */
   releaseCountsAttempt: boolean;
 }

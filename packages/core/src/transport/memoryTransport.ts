@@ -86,6 +86,8 @@ export function memoryTransport(options: MemoryTransportOptions = {}): MemoryTra
     maxPayloadBytes: null,
     replayForNewGroup: false,
     releaseCountsAttempt: false,
+    consumerGroups: true,
+    publishDedup: false,
   });
 
   function assertOpen(): void {
