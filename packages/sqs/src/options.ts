@@ -1,0 +1,128 @@
+import type { SQSClient, SQSClientConfig } from '@aws-sdk/client-sqs';
+import { type Logger, OptionsCheck } from '@idemq/core';
+import { MAX_VISIBILITY_MS } from './errors.js';
+
+/** Options of {@link sqs}. Durations are milliseconds; SQS counts whole seconds, so they are too. */
+export interface SqsTransportOptions {
+  /**
+   * An `SQSClient` you own: the transport uses it and never destroys it. Give `client` or
+   * `clientConfig` (neither: a client with the SDK's default region and credential chains).
+   */
+  client?: SQSClient;
+  /**
+   * Configuration of a client the transport creates and destroys on `close()`. For ElasticMQ or
+   * LocalStack pass `endpoint`, `region` and explicit `credentials`, so the SDK never looks for
+   * credentials elsewhere (the EC2 instance-metadata endpoint among them).
+   */
+  clientConfig?: SQSClientConfig;
+  /**
+   * Maps a `source` / `destination` to the queue's name or URL, e.g. to keep logical names apart
+   * from environment-specific queues. A name is resolved once with `GetQueueUrl`; a URL
+   * (`https://…` / `http://…`) is used as is.
+   * @default the source itself
+   */
+  queueOf?: (source: string) => string;
+  /**
+   * Whether the queues are FIFO queues (`.fifo`). Capabilities follow it: per-group order,
+   * a retried message blocks its group. A queue of the other kind is refused.
+   * @default false
+   */
+  fifo?: boolean;
+  /**
+   * The queues have a `RedrivePolicy`: SQS itself moves a message received more than
+   * `maxReceiveCount` times to the dead-letter queue (crash loops included) and
+   * `capabilities.deadLetter` is `native`. `reject()` still sends the message there at once, with
+   * the reason headers (to the `RedrivePolicy` target). Only a declaration: a queue without a
+   * policy still works, with a warning when it first dead-letters.
+   * @default false
+   */
+  redrive?: boolean;
+  /**
+   * Where `reject()` sends dead letters: a queue name or URL, or a function of the source
+   * queue's name.
+   * @default the queue's `RedrivePolicy` target when it has one, else `<name>-dlq`
+   * (`<name>-dlq.fifo` for a FIFO queue)
+   */
+  deadLetterQueue?: string | ((queueName: string) => string);
+  /**
+   * Long-poll time of each `ReceiveMessage` (`WaitTimeSeconds`), a multiple of 1000 up to 20000.
+   * `stop()`/`close()` of a subscription wait for an in-flight poll to return, so this also
+   * bounds how long closing can take.
+   * @default 20000
+   */
+  waitTimeMs?: number;
+  /**
+   * Visibility timeout asked for on every receive, a multiple of 1000 up to 12 h.
+   * @default the queue's own `VisibilityTimeout`
+   */
+  visibilityTimeoutMs?: number;
+  /**
+   * Largest message `publish()` sends (body and message attributes, as SQS counts them); larger
+   * ones are refused with `PayloadTooLargeError` before sending. Set it to your queues'
+   * `MaximumMessageSize` (SQS allows up to 1 MiB); the queue's own attribute, when the server
+   * reports it, lowers it further.
+   * @default 262144
+   */
+  maxPayloadBytes?: number;
+  /**
+   * How long an `ack()` may wait for others to share its `DeleteMessageBatch` call (10 entries
+   * at most per call).
+   * @default 5
+   */
+  ackBatchWindowMs?: number;
+  /** Warnings about background calls that failed (give-backs on close, say). @default silent */
+  logger?: Logger;
+}
+
+/** Defaults of {@link sqs}; every `@default` above is one of these. */
+export const SQS_DEFAULTS = Object.freeze({
+  fifo: false,
+  redrive: false,
+  waitTimeMs: 20_000,
+  maxPayloadBytes: 262_144,
+  ackBatchWindowMs: 5,
+  deadLetterSuffix: '-dlq',
+});
+
+/** SQS accepts messages of at most 1 MiB (quotas-messages). */
+export const SQS_MAX_MESSAGE_BYTES = 1_048_576;
+
+/** Reports every bad field at once. */
+export function validateOptions(options: SqsTransportOptions): void {
+  const check = new OptionsCheck('sqs');
+  if (typeof options !== 'object' || options === null) {
+    check.expect(false, 'options must be an object').done();
+  }
+  check
+    .expect(
+      options.client === undefined || options.clientConfig === undefined,
+      'give client or clientConfig, not both',
+    )
+    .expect(
+      options.client === undefined || typeof options.client.send === 'function',
+      'client must be an SQSClient',
+    )
+    .fn('queueOf', options.queueOf, true)
+    .oneOf('fifo', options.fifo, [true, false])
+    .oneOf('redrive', options.redrive, [true, false])
+    .expect(
+      options.deadLetterQueue === undefined ||
+        typeof options.deadLetterQueue === 'function' ||
+        (typeof options.deadLetterQueue === 'string' && options.deadLetterQueue.length > 0),
+      'deadLetterQueue must be a queue name or URL, or a function',
+    )
+    .integer('waitTimeMs', options.waitTimeMs, 0, 20_000)
+    .expect(wholeSeconds(options.waitTimeMs), 'waitTimeMs must be a multiple of 1000')
+    .integer('visibilityTimeoutMs', options.visibilityTimeoutMs, 0, MAX_VISIBILITY_MS)
+    .expect(
+      wholeSeconds(options.visibilityTimeoutMs),
+      'visibilityTimeoutMs must be a multiple of 1000',
+    )
+    .integer('maxPayloadBytes', options.maxPayloadBytes, 1, SQS_MAX_MESSAGE_BYTES)
+    .integer('ackBatchWindowMs', options.ackBatchWindowMs, 0, 10_000)
+    .done();
+}
+
+function wholeSeconds(ms: number | undefined): boolean {
+  return ms === undefined || typeof ms !== 'number' || ms % 1000 === 0;
+}

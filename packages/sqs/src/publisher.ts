@@ -1,0 +1,82 @@
+import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import {
+  encodeBody,
+  type OutgoingMessage,
+  type PublishReceipt,
+  uuidv7,
+  validateRequestId,
+} from '@idemq/core';
+import { encodeWireBody, packAttributes, sqsId, wireSize } from './attributes.js';
+import { describeError, isTransient, PayloadTooLargeError, PublishFailedError } from './errors.js';
+import type { QueueRef, QueueSettings } from './queues.js';
+
+/** What the publisher needs from its connection. */
+export interface PublisherDeps {
+  readonly client: SQSClient;
+  readonly maxPayloadBytes: number;
+  queueFor(destination: string): Promise<QueueRef>;
+  settingsOf(queue: QueueRef): Promise<QueueSettings>;
+}
+
+/**
+ * Publishes one message with `SendMessage`:
+ * - the requestId (a new UUIDv7 unless given) in the `idemq-request-id` attribute, headers packed
+ *   into one attribute so the 10-attribute limit never drops any;
+ * - FIFO: `MessageGroupId` from the key (the requestId when there is none: no order asked for),
+ *   `MessageDeduplicationId` from the requestId, so SQS itself drops a re-publish within its
+ *   5-minute window;
+ * - the size SQS will count is checked first: an oversized message is refused with
+ *   `PayloadTooLargeError` before anything is sent.
+ */
+export async function publishMessage(
+  deps: PublisherDeps,
+  destination: string,
+  message: OutgoingMessage,
+): Promise<PublishReceipt> {
+  const requestId =
+    message.requestId === undefined ? uuidv7() : validateRequestId(message.requestId);
+  const { bytes, contentType } = encodeBody(message);
+  const body = encodeWireBody(bytes);
+  const attributes = packAttributes(
+    {
+      requestId,
+      headers: { ...message.headers },
+      ...(contentType === undefined ? {} : { contentType }),
+      ...(message.key === undefined ? {} : { key: message.key }),
+    },
+    body,
+  );
+  const size = wireSize(body.text, attributes);
+  if (size > deps.maxPayloadBytes) {
+    throw new PayloadTooLargeError(destination, size, deps.maxPayloadBytes);
+  }
+  const queue = await deps.queueFor(destination);
+  const { maxMessageBytes } = await deps.settingsOf(queue);
+  if (maxMessageBytes !== undefined && size > maxMessageBytes) {
+    throw new PayloadTooLargeError(destination, size, maxMessageBytes);
+  }
+  const send = deps.client.send(
+    new SendMessageCommand({
+      QueueUrl: queue.url,
+      MessageBody: body.text,
+      MessageAttributes: attributes,
+      ...(queue.fifo
+        ? {
+            MessageGroupId: sqsId(message.key || requestId),
+            MessageDeduplicationId: sqsId(requestId),
+          }
+        : {}),
+    }),
+  );
+  await send.catch((error: unknown) => {
+    throw new PublishFailedError(
+      destination,
+      `SendMessage to ${queue.name} failed: ${describeError(error)}`,
+      {
+        cause: error,
+        retriable: isTransient(error),
+      },
+    );
+  });
+  return { requestId };
+}

@@ -1,0 +1,54 @@
+import type { SQSClient } from '@aws-sdk/client-sqs';
+import type { TransportHarness } from '@idemq/conformance';
+import { deadLetterNameOf, queueDepth, type SqsTransportOptions, sqs } from '../src/index.js';
+import { clientConfig, type QueueFactory, uniqueQueueName } from './helpers.js';
+
+/** Visibility timeout of every conformance queue: C07, C19 and C20 wait around it. */
+export const LEASE_MS = 2_000;
+
+/**
+ * A harness on a real ElasticMQ: every case gets a fresh queue (2 s visibility) and its DLQ;
+ * every `connect()` is a new transport with its own `SQSClient`, like another process.
+ * `options.waitTimeMs` picks long or short polling: closing a subscription waits for its
+ * in-flight long poll, so long polls cost up to `waitTimeMs` per subscription a case closes.
+ */
+export function sqsHarness(
+  name: string,
+  options: SqsTransportOptions,
+  admin: SQSClient,
+  queues: QueueFactory,
+): TransportHarness {
+  const fifo = options.fifo ?? false;
+  const base: SqsTransportOptions = { clientConfig, ...options };
+  const inspector = sqs({ ...options, client: admin });
+  return {
+    name,
+    capabilities: inspector.capabilities,
+    connect: async () => sqs(base),
+    newSource: async () => {
+      const queue = uniqueQueueName('conformance', fifo);
+      await queues.create(queue, {
+        visibilityTimeoutMs: LEASE_MS,
+        // High enough for every case's redeliveries; the redrive itself has its own test.
+        ...(options.redrive ? { deadLetter: { maxReceiveCount: 50 } } : {}),
+      });
+      return queue;
+    },
+    deadLetterOf: (source) => deadLetterNameOf(source),
+    leaseMs: LEASE_MS,
+    inspect: {
+      depth: async (destination) => queueDepth(admin, await inspector.queueUrl(destination)),
+    },
+    timing: {
+      waitMs: 10_000,
+      quietMs: 400,
+      // SQS delays are whole seconds of visibility.
+      retryDelayMs: 1_000,
+      delaySlackMs: 1_500,
+      // SQS counts a visibility lapse from its receive, a little before the client sees the
+      // message: a redelivery may come up to a round trip "early".
+      delayToleranceMs: 150,
+      caseTimeoutMs: 40_000,
+    },
+  };
+}
