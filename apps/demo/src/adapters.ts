@@ -1,6 +1,6 @@
 /**
- * The registry of transports and stores the demo can run on: transports `memory` (later issues
- * add `rabbitmq`, `kafka`, `sqs`), stores `memory` and `redis`. A new adapter is one entry here.
+ * The registry of transports and stores the demo can run on: transports `memory`, `rabbitmq`,
+ * `kafka` and `sqs`, stores `memory` and `redis`. A new adapter is one entry here.
  */
 import {
   type MemoryTransport,
@@ -18,6 +18,7 @@ import {
   rabbitmq,
 } from '@idemq/rabbitmq';
 import { redisStore } from '@idemq/redis';
+import { declareQueue, deleteQueue, type SqsTransport, sqs } from '@idemq/sqs';
 import amqplib from 'amqplib';
 import { Kafka, logLevel } from 'kafkajs';
 
@@ -58,6 +59,7 @@ const transportFactories: Readonly<Record<string, TransportFactory>> = {
   memory: memoryTransportKit,
   rabbitmq: rabbitmqTransportKit,
   kafka: kafkaTransportKit,
+  sqs: sqsTransportKit,
 };
 
 const storeFactories: Readonly<Record<string, StoreFactory>> = {
@@ -83,7 +85,7 @@ const storeFactories: Readonly<Record<string, StoreFactory>> = {
 };
 
 /** Names that later versions of the demo will accept. */
-const PLANNED_TRANSPORTS = ['sqs'];
+const PLANNED_TRANSPORTS: string[] = [];
 const PLANNED_STORES: string[] = [];
 
 /** A `--transport` / `--store` value the demo cannot run with; the CLI exits 2 with its message. */
@@ -189,6 +191,62 @@ function rabbitmqTransportKit(options: TransportKitOptions): TransportKit {
       } finally {
         await model.close();
       }
+    },
+  };
+}
+
+/**
+ * SQS (ElasticMQ at SQS_ENDPOINT, default http://127.0.0.1:9324) with fresh queues per run. SQS
+ * names allow no dots: `payments` / `payments.dlq` become `idemq-demo-<run>-payments` /
+ * `…-payments-dlq`. Dummy credentials, given explicitly: the SDK never looks for real ones.
+ */
+function sqsTransportKit(options: TransportKitOptions): TransportKit {
+  const run = `idemq-demo-${Date.now().toString(36)}`;
+  const queueOf = (source: string) =>
+    `${run}-${source.replace(options.deadLetterSuffix, '-dlq').replaceAll('.', '-')}`;
+  const settings = {
+    clientConfig: {
+      endpoint: process.env.SQS_ENDPOINT ?? 'http://127.0.0.1:9324',
+      region: process.env.AWS_REGION ?? 'us-east-1',
+      credentials: { accessKeyId: 'demo', secretAccessKey: 'demo' },
+    },
+    queueOf,
+    redrive: true,
+    waitTimeMs: 1_000,
+  };
+  const probe = sqs(settings);
+  const connections: SqsTransport[] = [];
+  // SQS itself dead-letters after 10 receives (retries and in-progress waits count as receives).
+  const ready = declareQueue(probe.client, queueOf('payments'), {
+    deadLetter: { name: queueOf(`payments${options.deadLetterSuffix}`), maxReceiveCount: 10 },
+  });
+  return {
+    name: 'sqs',
+    connect(): Transport {
+      const transport = sqs(settings);
+      connections.push(transport);
+      return {
+        ...transport,
+        async subscribe(request) {
+          await ready;
+          return transport.subscribe(request);
+        },
+        async publish(destination, message) {
+          await ready;
+          return transport.publish(destination, message);
+        },
+      };
+    },
+    async backlog(destination) {
+      await ready;
+      const { ready: visible, inFlight, delayed } = await probe.depth(destination);
+      return visible + inFlight + delayed;
+    },
+    async close() {
+      await Promise.all(connections.map((transport) => transport.close()));
+      const { url, deadLetterUrl } = await ready;
+      for (const queue of [url, deadLetterUrl]) if (queue) await deleteQueue(probe.client, queue);
+      await probe.close();
     },
   };
 }

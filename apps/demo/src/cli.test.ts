@@ -21,7 +21,6 @@ describe('cli', () => {
     [['--duplicates', '1.5'], /--duplicates must be a fraction/],
     [['--consumers', '0'], /--consumers must be a whole number/],
     [['--timeout-ms', '-5'], /--timeout-ms/],
-    [['--transport', 'sqs'], /available in a later version/],
     [['--store', 'mongo'], /unknown --store 'mongo'/],
     [['--transport', 'carrier-pigeon'], /unknown --transport 'carrier-pigeon'/],
     [['--frobnicate'], /Unknown option '--frobnicate'/],

@@ -80,6 +80,21 @@ describe('the demo scenario', () => {
     expectCorrect(figures, lateDuplicates(scenario));
   });
 
+  it('processes 200 payments exactly once on real SQS (ElasticMQ) with the Redis store', async () => {
+    const scenario = createScenario({
+      messages: 200,
+      duplicates: 0.25,
+      consumers: 3,
+      seed: 13,
+      timeoutMs: 50_000,
+      transport: 'sqs',
+      store: 'redis',
+    });
+    const figures = await scenario.run();
+    expect(figures.transport).toBe('sqs');
+    expectCorrect(figures, lateDuplicates(scenario));
+  });
+
   it('stays correct when every payment is sent twice to one consumer', async () => {
     const scenario = createScenario({
       messages: 200,
