@@ -17,6 +17,7 @@ import { resolveStore, resolveTransport, type TransportKit } from './adapters.js
 import { type FaultPlan, planFaults } from './faults.js';
 import { Ledger } from './ledger.js';
 import type { ProgressSnapshot } from './progress.js';
+import { PublishWindow } from './publishWindow.js';
 
 /** A payment as published; `seq` lets the handler look up its planned faults. */
 export interface Payment {
@@ -82,6 +83,8 @@ const GROUP = 'billing';
 const DLQ_GROUP = 'dlq-watch';
 const POLL_MS = 20;
 const PUBLISH_BATCH = 50;
+/** Publishes in flight at once (brokers answered over the network, one call per message). */
+const PUBLISH_WINDOW = 16;
 
 /** Everything the summary shows, measured during one run. */
 export interface RunFigures {
@@ -283,19 +286,21 @@ export function createScenario(options: ScenarioOptions): Scenario {
       await Promise.all(consumers.map((consumer) => consumer.start()));
 
       phase = 'publishing';
+      const window = new PublishWindow(PUBLISH_WINDOW);
       for (let seq = 0; seq < options.messages && !options.signal?.aborted; seq++) {
         const requestId = uuidv7();
         ids[seq] = requestId;
         seqById.set(requestId, seq);
-        await publish(seq);
+        await window.add(() => publish(seq));
         if (plan.duplicates.get(seq) === 'concurrent') {
           counters.concurrentSent++;
-          await publish(seq);
+          await window.add(() => publish(seq));
         }
         // The in-memory publish never leaves the microtask queue; without a pause now and then
         // it starves timers (handlers' work, lease heartbeats, retry delays) for the whole loop.
         if (seq % PUBLISH_BATCH === PUBLISH_BATCH - 1) await yieldToLoop();
       }
+      await window.drain();
 
       phase = 'draining';
       const outcome = await waitUntil(
