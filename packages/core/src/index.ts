@@ -88,6 +88,8 @@ export {
   type StoredError,
   type TransitionOutcome,
 } from './store/Store.js';
+// Timing
+export { EarliestTimer } from './timing/earliestTimer.js';
 // Transport
 export { encodeBody } from './transport/encodeBody.js';
 export {

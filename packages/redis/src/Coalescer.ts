@@ -1,4 +1,5 @@
-import { storeError, withTimeout } from './errors.js';
+import { EarliestTimer, StoreUnavailableError } from '@idemq/core';
+import { storeError } from './errors.js';
 import type { ScriptRunner } from './ScriptRunner.js';
 import type { ScriptName } from './scripts.js';
 import { keySlot } from './slot.js';
@@ -10,6 +11,12 @@ interface Pending {
   reject: (error: Error) => void;
   /** Answered by then, whatever waits ahead of it: the store's timeout bounds each call. */
   deadline: number;
+}
+
+/** A script call on the wire, failed by the deadline sweep if Redis has not answered by then. */
+interface InFlightCall {
+  deadline: number;
+  expire: () => void;
 }
 
 interface Lane {
@@ -28,12 +35,19 @@ export interface CoalescerOptions {
 
 /**
  * Coalesces record operations into few script calls, Nagle-style: when nothing is in flight for
- * a (script, slot) lane an operation is sent at once, so an idle store adds no latency; while a
- * call is in flight, operations queue and leave together in the next call. Throughput then grows
+ * a (script, slot) lane an operation is sent at the end of the current tick (with whatever else
+ * the tick issued), so an idle store adds no network latency; while a call is in flight,
+ * operations queue and leave together in the next call. Throughput then grows
  * with concurrency instead of being bound by one script call per message.
  */
 export class Coalescer {
   private readonly lanes = new Map<string, Lane>();
+  private readonly inFlight = new Set<InFlightCall>();
+  /**
+   * One timer for every call's deadline, where a `setTimeout` + `Promise.race` per call cost a
+   * timer insert and removal and three promises per message.
+   */
+  private readonly deadlines = new EarliestTimer((now) => this.expire(now));
   /** Sequential network waits: calls sent together in `runBatch` count once. */
   roundTrips = 0;
 
@@ -50,7 +64,13 @@ export class Coalescer {
       }
       const deadline = performance.now() + this.options.timeoutMs;
       lane.queue.push({ key, args, resolve, reject, deadline });
-      if (!lane.busy) void this.drain(script, width, lane);
+      if (!lane.busy) {
+        // Sent at the end of this tick, not at once: operations issued together (a burst of
+        // deliveries from one socket read, the completions of one claim reply) then share one
+        // script call, one socket write and one server round, at the cost of one tick.
+        lane.busy = true;
+        process.nextTick(() => void this.drain(script, width, lane));
+      }
     });
   }
 
@@ -102,12 +122,8 @@ export class Coalescer {
   ): Promise<unknown[]> {
     try {
       if (budgetMs <= 0) throw new Error(`timed out after ${this.options.timeoutMs} ms`);
-      const reply = await withTimeout(
-        this.options.runner.run(
-          script,
-          batch.map((p) => p.key),
-          batch.flatMap((p) => p.args),
-        ),
+      const reply = await this.bounded(
+        this.options.runner.run(script, keysOf(batch), argsOf(batch)),
         Math.ceil(budgetMs),
         script,
       );
@@ -122,21 +138,75 @@ export class Coalescer {
     }
   }
 
+  /** `call`, or a retriable timeout error once `budgetMs` have passed without its reply. */
+  private bounded<T>(call: Promise<T>, budgetMs: number, script: ScriptName): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const entry: InFlightCall = {
+        deadline: performance.now() + budgetMs,
+        expire: () =>
+          reject(new StoreUnavailableError(`Redis ${script} timed out after ${budgetMs} ms`)),
+      };
+      this.inFlight.add(entry);
+      this.deadlines.request(entry.deadline);
+      call.then(
+        (reply) => {
+          this.inFlight.delete(entry);
+          resolve(reply);
+        },
+        (error: unknown) => {
+          this.inFlight.delete(entry);
+          reject(error);
+        },
+      );
+    });
+  }
+
+  /** Fails the calls whose deadline passed; returns the next deadline, if any. */
+  private expire(now: number): number | undefined {
+    let next = Number.POSITIVE_INFINITY;
+    for (const call of this.inFlight) {
+      if (call.deadline <= now) {
+        this.inFlight.delete(call);
+        call.expire();
+      } else if (call.deadline < next) {
+        next = call.deadline;
+      }
+    }
+    return next === Number.POSITIVE_INFINITY ? undefined : next;
+  }
+
   private async drain(script: ScriptName, width: number, lane: Lane): Promise<void> {
     lane.busy = true;
     while (lane.queue.length > 0) {
       const batch = lane.queue.splice(0, this.options.maxBatch);
-      const budgetMs = Math.min(...batch.map((p) => p.deadline)) - performance.now();
+      let earliest = Number.POSITIVE_INFINITY;
+      for (const p of batch) if (p.deadline < earliest) earliest = p.deadline;
+      const budgetMs = earliest - performance.now();
       this.roundTrips += 1;
       try {
         const reply = await this.send(script, width, batch, budgetMs);
-        batch.forEach((p, i) => {
-          p.resolve(reply.slice(i * width, (i + 1) * width));
-        });
+        if (batch.length === 1) (batch[0] as Pending).resolve(reply);
+        else {
+          batch.forEach((p, i) => {
+            p.resolve(reply.slice(i * width, (i + 1) * width));
+          });
+        }
       } catch (error) {
         for (const p of batch) p.reject(error as Error);
       }
     }
     lane.busy = false;
   }
+}
+
+function keysOf(batch: readonly { key: string }[]): string[] {
+  if (batch.length === 1) return [(batch[0] as { key: string }).key];
+  return batch.map((p) => p.key);
+}
+
+function argsOf(batch: readonly { args: readonly (string | number)[] }[]): (string | number)[] {
+  if (batch.length === 1) return (batch[0] as { args: (string | number)[] }).args;
+  const args: (string | number)[] = [];
+  for (const p of batch) for (const arg of p.args) args.push(arg);
+  return args;
 }

@@ -8,23 +8,38 @@ import type {
 
 const text = (value: unknown): string => (typeof value === 'string' ? value : String(value ?? ''));
 
-/** One key's 8 fields of the claim script's reply. */
-export function decodeClaim(fields: unknown[]): ClaimOutcome {
-  const [status, a, b, c, d, e, f, g] = fields.map(text);
+/**
+ * One key's 8 fields of the claim script's reply; `token` is the one the caller generated and
+ * sent. Fields are read where needed (no array of copies): this runs for every message.
+ */
+export function decodeClaim(fields: unknown[], token: string): ClaimOutcome {
+  const status = text(fields[0]);
   switch (status) {
-    case 'claimed':
-      return {
-        status: 'claimed',
-        token: '', // filled in by the caller, who generated it
-        fencingToken: Number(a),
-        attempt: Number(b),
-        leaseExpiresAt: Number(c),
-        ...(g === '1' ? { previousError: storedError(d, e, f) } : {}),
+    case 'claimed': {
+      const claimed = {
+        status: 'claimed' as const,
+        token,
+        fencingToken: Number(fields[1]),
+        attempt: Number(fields[2]),
+        leaseExpiresAt: Number(fields[3]),
       };
+      return text(fields[7]) === '1'
+        ? {
+            ...claimed,
+            previousError: storedError(text(fields[4]), text(fields[5]), text(fields[6])),
+          }
+        : claimed;
+    }
     case 'duplicate':
-      return { status: 'duplicate', completedAt: Number(a), ...(b === '1' ? { result: c } : {}) };
+      return text(fields[2]) === '1'
+        ? { status: 'duplicate', completedAt: Number(fields[1]), result: text(fields[3]) }
+        : { status: 'duplicate', completedAt: Number(fields[1]) };
     case 'in-progress':
-      return { status: 'in-progress', retryAfterMs: Number(a), attempt: Number(b) };
+      return {
+        status: 'in-progress',
+        retryAfterMs: Number(fields[1]),
+        attempt: Number(fields[2]),
+      };
     case 'key-reuse':
       return { status: 'key-reuse' };
     default:

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import {
   assertResultFits,
   type ClaimOutcome,
@@ -17,6 +16,7 @@ import { Coalescer } from './Coalescer.js';
 import { decodeClaim, decodeRecord } from './codec.js';
 import { CompletedCache } from './completedCache.js';
 import { storeError, withTimeout } from './errors.js';
+import { OwnerTokens } from './ownerTokens.js';
 import { type RedisClient, ScriptRunner } from './ScriptRunner.js';
 import { CLAIM_REPLY_WIDTH } from './scripts.js';
 import { runSelfTest, type SelfTestReport } from './selfTest.js';
@@ -150,6 +150,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
         options.localCache.ttlMs ?? REDIS_STORE_DEFAULTS.localCacheTtlMs,
       )
     : undefined;
+  const tokens = new OwnerTokens();
   /** Fingerprints of claims this process holds, so a completion can be cached with it. */
   const heldFingerprints = new Map<string, string | undefined>();
   let closed = false;
@@ -199,22 +200,22 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     const key = keyOf(request);
     const cached = fromCache(key, request);
     if (cached) return cached;
-    const token = randomUUID();
+    const token = tokens.next();
     const fields = await batcher.run('claim', CLAIM_REPLY_WIDTH, key, claimArgs(token, request));
     return afterClaim(key, token, request, fields);
   }
 
-  async function afterClaim(
+  /** Synchronous unless replicas must acknowledge: an await per claim is a microtask turn. */
+  function afterClaim(
     key: string,
     token: string,
     request: ClaimRequest,
     fields: unknown[],
-  ): Promise<ClaimOutcome> {
-    const outcome = decodeClaim(fields);
+  ): ClaimOutcome | Promise<ClaimOutcome> {
+    const outcome = decodeClaim(fields, token);
     if (outcome.status === 'claimed') {
       if (cache) heldFingerprints.set(key, request.fingerprint);
-      await waitForReplicas();
-      return { ...outcome, token };
+      return options.durability ? waitForReplicas().then(() => outcome) : outcome;
     }
     if (outcome.status === 'duplicate') {
       cache?.remember(
@@ -236,8 +237,8 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     args: (string | number)[],
   ): Promise<TransitionOutcome> {
     assertOpen();
-    const [flag] = await batcher.run(script, 1, key, args);
-    return Number(flag) === 1 ? 'ok' : 'lease-lost';
+    const reply = await batcher.run(script, 1, key, args);
+    return Number(reply[0]) === 1 ? 'ok' : 'lease-lost';
   }
 
   const store: RedisStore = {
@@ -249,7 +250,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
         fromCache(keyOf(request), request),
       );
       const pending = requests.flatMap((request, index) =>
-        outcomes[index] ? [] : [{ index, request, key: keyOf(request), token: randomUUID() }],
+        outcomes[index] ? [] : [{ index, request, key: keyOf(request), token: tokens.next() }],
       );
       const replies = await batcher.runBatch(
         'claim',
@@ -276,8 +277,8 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
       ]);
       const fingerprint = heldFingerprints.get(key);
       heldFingerprints.delete(key);
-      if (outcome === 'ok') {
-        cache?.remember(
+      if (outcome === 'ok' && cache) {
+        cache.remember(
           key,
           {
             completedAt: Date.now(),
@@ -286,8 +287,8 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
           },
           request.ttlMs,
         );
-        await waitForReplicas();
       }
+      if (outcome === 'ok' && options.durability) await waitForReplicas();
       return outcome;
     },
 

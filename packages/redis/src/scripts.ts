@@ -18,20 +18,23 @@ local nowUs = tonumber(t[1]) * 1000000 + tonumber(t[2])
 
 /**
  * A fenced transition over N keys: for each key whose IN_PROGRESS record is owned by the token
- * in its first argument, run `body` (which sees `key`, `base` — the key's argument offset — and
- * `now`) and answer 1; answer 0, changing nothing, for every other key.
+ * in its first argument, run `body` (which sees `key`, `base` — the key's argument offset —,
+ * `now`, and `h`: the fields `s`, `o`, then `extraFields`) and answer 1; answer 0, changing
+ * nothing, for every other key. Each server command costs a Lua round trip into Redis, so
+ * bodies read what they need in this one HMGET and write with one HSET.
  */
-function fencedTransition(stride: number, body: string): string {
+function fencedTransition(stride: number, body: string, extraFields: string[] = []): string {
+  const fields = ['s', 'o', ...extraFields].map((f) => `'${f}'`).join(', ');
   return `${NOW}
 local out = {}
 for i, key in ipairs(KEYS) do
   local base = (i - 1) * ${stride}
-  local h = redis.call('HMGET', key, 's', 'o')
+  local h = redis.call('HMGET', key, ${fields})
   if h[1] == 'IN_PROGRESS' and h[2] == ARGV[base + 1] then
 ${body}
-    table.insert(out, 1)
+    out[i] = 1
   else
-    table.insert(out, 0)
+    out[i] = 0
   end
 end
 return out
@@ -85,21 +88,28 @@ return out
 export const completeScript = fencedTransition(
   4,
   `    redis.call('HDEL', key, 'o', 'l', 'en', 'em', 'ec')
-    redis.call('HSET', key, 's', 'COMPLETED', 'c', now)
-    if ARGV[base + 3] == '1' then redis.call('HSET', key, 'v', ARGV[base + 4]) end
     local expiry = now + tonumber(ARGV[base + 2])
-    redis.call('HSET', key, 'x', expiry)
+    if ARGV[base + 3] == '1' then
+      redis.call('HSET', key, 's', 'COMPLETED', 'c', now, 'x', expiry, 'v', ARGV[base + 4])
+    else
+      redis.call('HSET', key, 's', 'COMPLETED', 'c', now, 'x', expiry)
+    end
     redis.call('PEXPIREAT', key, expiry)`,
 );
 
 /** Per key ARGV: token, ttlMs, error name, error message, error code. */
 export const failScript = fencedTransition(
   5,
-  `    redis.call('HDEL', key, 'o', 'l', 'ec')
-    redis.call('HSET', key, 's', 'FAILED', 'en', ARGV[base + 3], 'em', ARGV[base + 4])
-    if ARGV[base + 5] ~= '' then redis.call('HSET', key, 'ec', ARGV[base + 5]) end
-    local expiry = now + tonumber(ARGV[base + 2])
-    redis.call('HSET', key, 'x', expiry)
+  `    local expiry = now + tonumber(ARGV[base + 2])
+    if ARGV[base + 5] ~= '' then
+      redis.call('HDEL', key, 'o', 'l')
+      redis.call('HSET', key, 's', 'FAILED', 'en', ARGV[base + 3], 'em', ARGV[base + 4],
+        'ec', ARGV[base + 5], 'x', expiry)
+    else
+      redis.call('HDEL', key, 'o', 'l', 'ec')
+      redis.call('HSET', key, 's', 'FAILED', 'en', ARGV[base + 3], 'em', ARGV[base + 4],
+        'x', expiry)
+    end
     redis.call('PEXPIREAT', key, expiry)`,
 );
 
@@ -107,12 +117,14 @@ export const failScript = fencedTransition(
 export const renewScript = fencedTransition(
   2,
   `    local leaseMs = tonumber(ARGV[base + 2])
-    redis.call('HSET', key, 'l', now + leaseMs)
-    local keep = now + leaseMs + (tonumber(redis.call('HGET', key, 'r')) or 0)
-    if (tonumber(redis.call('HGET', key, 'x')) or 0) < keep then
-      redis.call('HSET', key, 'x', keep)
+    local keep = now + leaseMs + (tonumber(h[3]) or 0)
+    if (tonumber(h[4]) or 0) < keep then
+      redis.call('HSET', key, 'l', now + leaseMs, 'x', keep)
       redis.call('PEXPIREAT', key, keep)
+    else
+      redis.call('HSET', key, 'l', now + leaseMs)
     end`,
+  ['r', 'x'],
 );
 
 /** Per key ARGV: token. The record becomes RELEASED; its TTL is kept. */

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
+import type { AddressInfo, Socket } from 'node:net';
+import { createServer } from 'node:net';
 import { ErrorCodes, type IdemqError, recordKey } from '@idemq/core';
-import type { Cluster, Redis } from 'ioredis';
+import { type Cluster, Redis } from 'ioredis';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { keySlot, type RedisStore, redisStore } from '../src/index.js';
 import {
@@ -62,8 +64,33 @@ describe('redisStore on standalone Redis', () => {
       Array.from({ length: 200 }, (_, i) => store.claim({ scope, requestId: `c${i}`, ...LEASE })),
     );
     expect(outcomes.every((o) => o.status === 'claimed')).toBe(true);
-    // The first goes alone (idle: no added latency); the rest queue behind it and leave together.
-    expect(store.stats().scriptCalls - before).toBeLessThanOrEqual(3);
+    // Issued in one tick on an idle store: they leave together at the end of the tick.
+    expect(store.stats().scriptCalls - before).toBe(1);
+  });
+
+  it('sends what one tick issued in one call per script, and what queues meanwhile in the next', async () => {
+    const claims = await Promise.all(
+      Array.from({ length: 50 }, (_, i) => store.claim({ scope, requestId: `t${i}`, ...LEASE })),
+    );
+    const before = store.stats().scriptCalls;
+    const completions = claims.map((claim, i) =>
+      claim.status === 'claimed'
+        ? store.complete({ scope, requestId: `t${i}`, token: claim.token, ttlMs: 60_000 })
+        : Promise.reject(new Error(`t${i} was ${claim.status}`)),
+    );
+    // A duplicate claim issued in the same tick goes in its own (claim) call.
+    const duplicate = store.claim({ scope, requestId: 'c-late', ...LEASE });
+    expect(await Promise.all(completions)).toEqual(Array(50).fill('ok'));
+    expect((await duplicate).status).toBe('claimed');
+    expect(store.stats().scriptCalls - before).toBe(2);
+    // Operations issued while a call is in flight wait for it, then leave together.
+    const first = store.claim({ scope, requestId: 'q0', ...LEASE });
+    await new Promise((resolve) => process.nextTick(resolve)); // q0 is on the wire now
+    const queued = Array.from({ length: 20 }, (_, i) =>
+      store.claim({ scope, requestId: `q${i + 1}`, ...LEASE }),
+    );
+    await Promise.all([first, ...queued]);
+    expect(store.stats().scriptCalls - before).toBe(4);
   });
 
   it('answers hot duplicates from the local cache with no round trip', async () => {
@@ -203,6 +230,39 @@ describe('redisStore on a dead server', () => {
     expect(error.retriable).toBe(true);
     expect(performance.now() - startedAt).toBeLessThan(1_500);
     await store.close();
+  });
+
+  it('fails every call a silent server never answers within commandTimeoutMs, with one timer', async () => {
+    // Accepts connections and never replies: each call must be failed by the store's own bound.
+    const sockets = new Set<Socket>();
+    const silent = createServer((socket) => void sockets.add(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const { port } = silent.address() as AddressInfo;
+    const client = new Redis({ host: '127.0.0.1', port, maxRetriesPerRequest: null });
+    const store = redisStore({ client, commandTimeoutMs: 250 });
+    try {
+      const startedAt = performance.now();
+      const settled = await Promise.all(
+        Array.from({ length: 30 }, (_, i) =>
+          store.claim({ scope: 's', requestId: `silent${i}`, ...LEASE }).then(
+            () => ({ error: undefined, at: performance.now() - startedAt }),
+            (error: IdemqError) => ({ error, at: performance.now() - startedAt }),
+          ),
+        ),
+      );
+      for (const { error, at } of settled) {
+        expect(error?.code).toBe(ErrorCodes.STORE_UNAVAILABLE);
+        expect(error?.retriable).toBe(true);
+        expect(error?.message).toMatch(/timed out after 2[45]\d ms/);
+        expect(at).toBeGreaterThanOrEqual(245);
+        expect(at).toBeLessThan(1_000);
+      }
+    } finally {
+      await store.close();
+      client.disconnect();
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => silent.close(resolve));
+    }
   });
 
   it('never puts a password from the URL into an error', async () => {

@@ -5,6 +5,7 @@ import { type ConsumerEventName, type ConsumerEvents, EventHub } from '../observ
 import { silentLogger } from '../observability/logger.js';
 import { OptionsCheck } from '../options/OptionsCheck.js';
 import type { Delivery, Subscription } from '../transport/Transport.js';
+import { Abandonment } from './abandonment.js';
 import { decide } from './decide.js';
 import { CONSUMER_DEFAULTS, IDEMPOTENCY_DEFAULTS, RETRY_DEFAULTS } from './defaults.js';
 import { type Execution, execute } from './execute.js';
@@ -88,8 +89,8 @@ export function createConsumer<T = unknown, R = unknown>(options: ConsumerOption
   /** The subscribe call of `start()`, which a concurrent `stop()` must wait for. */
   let starting: Promise<unknown> | undefined;
   let stopping: Promise<StopReport> | undefined;
-  /** Running handlers, with the controller that aborts them when a drain times out. */
-  const inFlight = new Map<Promise<void>, AbortController>();
+  /** Running handlers, with the switch that abandons them when a drain times out. */
+  const inFlight = new Map<Promise<void>, Abandonment>();
 
   /** Settles; false when the delivery could no longer be settled (lease or connection gone). */
   async function settle(verb: () => Promise<boolean>): Promise<boolean> {
@@ -115,7 +116,7 @@ export function createConsumer<T = unknown, R = unknown>(options: ConsumerOption
     if (rejected) events.emit('dead-letter', { requestId, source, attempt, ...cause });
   }
 
-  async function handle(delivery: Delivery, abort: AbortController): Promise<void> {
+  async function handle(delivery: Delivery, abandon: Abandonment): Promise<void> {
     const { message } = delivery;
     let requestId: string;
     let value: T;
@@ -125,7 +126,9 @@ export function createConsumer<T = unknown, R = unknown>(options: ConsumerOption
       return reject(delivery, undefined, causeOf(thrown, ErrorCodes.REQUEST_ID_INVALID), undefined);
     }
     try {
-      value = await readPayload(message, options.decode, options.schema);
+      const read = readPayload(message, options.decode, options.schema);
+      // Awaited only when a schema validates asynchronously: an await is a microtask turn.
+      value = read instanceof Promise ? await read : (read as T);
     } catch (thrown) {
       return reject(delivery, requestId, causeOf(thrown, ErrorCodes.PAYLOAD_MALFORMED), undefined);
     }
@@ -149,8 +152,7 @@ export function createConsumer<T = unknown, R = unknown>(options: ConsumerOption
       (ctx) => handler(consumed, ctx),
       {
         payload: message.body,
-        signal: abort.signal,
-        abandonOnAbort: true,
+        abandon,
         unclaimedAttempt: message.attempt,
         onLeaseRenewed: async (leaseMs) => {
           events.emit('lease-extended', { requestId, source, leaseMs });
@@ -243,8 +245,8 @@ export function createConsumer<T = unknown, R = unknown>(options: ConsumerOption
   }
 
   function run(delivery: Delivery): void {
-    const abort = new AbortController();
-    const work = handle(delivery, abort)
+    const abandon = new Abandonment();
+    const work = handle(delivery, abandon)
       .catch((thrown) => {
         // A bug in a hook or decoder must not lose the message: give it back.
         events.emit('error', { source, error: toError(thrown) });
@@ -255,7 +257,7 @@ export function createConsumer<T = unknown, R = unknown>(options: ConsumerOption
         const next = waiting.shift();
         if (next) onDelivery(next);
       });
-    inFlight.set(work, abort);
+    inFlight.set(work, abandon);
   }
 
   async function drain(timeoutMs: number): Promise<StopReport> {
@@ -276,8 +278,8 @@ export function createConsumer<T = unknown, R = unknown>(options: ConsumerOption
     clearTimeout(timer);
     const abandoned = timedOut ? inFlight.size : 0;
     if (timedOut) {
-      for (const controller of inFlight.values()) {
-        controller.abort(new ConsumerStateError('consumer stopped before the handler finished'));
+      for (const abandon of inFlight.values()) {
+        abandon.abort(new ConsumerStateError('consumer stopped before the handler finished'));
       }
     }
     // Whatever is still unsettled goes back to the broker, free of an attempt.

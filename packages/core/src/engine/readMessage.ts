@@ -1,7 +1,7 @@
 import { ErrorCodes } from '../errors/codes.js';
 import { IdemqError, isIdemqError } from '../errors/IdemqError.js';
 import { InvalidRequestIdError, requestIdFromBytes, validateRequestId } from '../ids/requestId.js';
-import type { StandardSchemaV1 } from '../options/standardSchema.js';
+import type { StandardSchemaResult, StandardSchemaV1 } from '../options/standardSchema.js';
 import type { IncomingMessage } from '../transport/Transport.js';
 
 /** The body could not be decoded. */
@@ -42,12 +42,15 @@ export function decodeJson(body: Uint8Array): unknown {
   return JSON.parse(utf8.decode(body));
 }
 
-/** Decodes and validates a body; throws typed payload errors. */
-export async function readPayload<T>(
+/**
+ * Decodes and validates a body; throws typed payload errors. Synchronous unless a schema
+ * validates asynchronously: an `await` per message costs a promise and a microtask turn.
+ */
+export function readPayload<T>(
   message: IncomingMessage,
   decode: ((body: Uint8Array, message: IncomingMessage) => T) | undefined,
   schema: StandardSchemaV1<unknown, T> | undefined,
-): Promise<T> {
+): T | Promise<T> {
   let value: unknown;
   try {
     value = decode ? decode(message.body, message) : decodeJson(message.body);
@@ -56,7 +59,17 @@ export async function readPayload<T>(
     throw new MalformedPayloadError(error instanceof Error ? error.message : String(error), error);
   }
   if (!schema) return value as T;
-  const outcome = await schema['~standard'].validate(value);
+  const validated = schema['~standard'].validate(value);
+  return isPromiseLike(validated)
+    ? Promise.resolve(validated).then(validOrThrow)
+    : validOrThrow(validated);
+}
+
+function isPromiseLike<V>(value: V | PromiseLike<V>): value is PromiseLike<V> {
+  return typeof (value as { then?: unknown }).then === 'function';
+}
+
+function validOrThrow<T>(outcome: StandardSchemaResult<T>): T {
   if (outcome.issues) {
     throw new InvalidPayloadError(
       outcome.issues.map((issue) => {

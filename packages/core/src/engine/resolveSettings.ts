@@ -1,6 +1,7 @@
 import type { OptionsCheck } from '../options/OptionsCheck.js';
 import { IDEMPOTENCY_DEFAULTS, RETRY_DEFAULTS } from './defaults.js';
 import type { ExecuteSettings } from './execute.js';
+import { RenewalScheduler } from './leaseKeeper.js';
 import { jsonSerializer } from './serializer.js';
 import type { IdempotencyOptions } from './types.js';
 
@@ -52,5 +53,6 @@ export function resolveExecuteSettings(
     onStoreError: options.onStoreError ?? IDEMPOTENCY_DEFAULTS.onStoreError,
     serializer: storeResults ? (options.serializer ?? jsonSerializer) : undefined,
     maxAttempts,
+    renewals: new RenewalScheduler(options.store),
   };
 }

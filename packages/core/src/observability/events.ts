@@ -1,4 +1,4 @@
-import { channel } from 'node:diagnostics_channel';
+import { type Channel, channel } from 'node:diagnostics_channel';
 
 /** What each consumer event carries: enough for metrics and OpenTelemetry spans. */
 export interface ConsumerEvents {
@@ -42,6 +42,8 @@ type Listener<E extends ConsumerEventName> = (payload: ConsumerEvents[E]) => voi
  */
 export class EventHub {
   private readonly listeners = new Map<ConsumerEventName, Set<Listener<never>>>();
+  /** Each event's diagnostics channel, looked up once (a lookup per message is a string build). */
+  private readonly channels = new Map<ConsumerEventName, Channel>();
 
   on<E extends ConsumerEventName>(event: E, listener: Listener<E>): () => void {
     let set = this.listeners.get(event);
@@ -58,9 +60,15 @@ export class EventHub {
   }
 
   emit<E extends ConsumerEventName>(event: E, payload: ConsumerEvents[E]): void {
-    const diagnostics = channel(`idemq:${event}`);
+    let diagnostics = this.channels.get(event);
+    if (!diagnostics) {
+      diagnostics = channel(`idemq:${event}`);
+      this.channels.set(event, diagnostics);
+    }
     if (diagnostics.hasSubscribers) diagnostics.publish(payload);
-    for (const listener of this.listeners.get(event) ?? []) {
+    const listeners = this.listeners.get(event);
+    if (!listeners) return;
+    for (const listener of listeners) {
       try {
         (listener as Listener<E>)(payload);
       } catch {

@@ -29,34 +29,29 @@ export interface Settlement {
  * `false` without reaching the broker. Written once here so no adapter re-implements it.
  */
 export function settleOnce(native: NativeSettlement): Settlement {
-  let settled = false;
-
-  function once<A extends unknown[]>(
-    call: (...args: A) => Promise<void>,
-  ): (...args: A) => Promise<boolean> {
-    return async (...args) => {
-      if (settled || !native.isValid()) {
-        settled = true;
-        return false;
-      }
-      settled = true; // before the await: a concurrent second call must see it
-      await call(...args);
-      return true;
-    };
-  }
-
-  return {
-    get settled() {
-      return settled;
-    },
-    ack: once(() => native.ack()),
-    retry: once((options: RetryOptions = {}) => native.retry(options)),
-    reject: once((options: RejectOptions) => native.reject(options)),
-    release: once(() => native.release()),
+  // A plain data property, not a getter: read on every delivery, and cheaper to build.
+  const settlement: { -readonly [K in keyof Settlement]: Settlement[K] } = {
+    settled: false,
+    ack: () => once(native.ack.bind(native)),
+    retry: (options: RetryOptions = {}) => once(() => native.retry(options)),
+    reject: (options: RejectOptions) => once(() => native.reject(options)),
+    release: () => once(native.release.bind(native)),
     async extendLease(ms: number) {
-      if (settled || !native.isValid()) return false;
+      if (settlement.settled || !native.isValid()) return false;
       await native.extendLease(ms);
       return true;
     },
   };
+
+  async function once(call: () => Promise<void>): Promise<boolean> {
+    if (settlement.settled || !native.isValid()) {
+      settlement.settled = true;
+      return false;
+    }
+    settlement.settled = true; // before the await: a concurrent second call must see it
+    await call();
+    return true;
+  }
+
+  return settlement;
 }
