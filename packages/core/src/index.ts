@@ -90,6 +90,7 @@ export {
 } from './store/Store.js';
 // Timing
 export { EarliestTimer } from './timing/earliestTimer.js';
+export { checkSubscribeRequest } from './transport/checkSubscribeRequest.js';
 // Transport
 export { encodeBody } from './transport/encodeBody.js';
 export {

@@ -1,5 +1,6 @@
 import {
   type Capabilities,
+  checkSubscribeRequest,
   type Logger,
   OptionsCheck,
   type OutgoingMessage,
@@ -222,12 +223,7 @@ export function kafka(options: KafkaTransportOptions): KafkaTransport {
 
     async subscribe(request: SubscribeRequest): Promise<Subscription> {
       assertOpen();
-      new OptionsCheck('subscribe')
-        .text('source', request.source)
-        .text('group', request.group, true)
-        .integer('maxInFlight', request.maxInFlight, 1)
-        .fn('onDelivery', request.onDelivery)
-        .done();
+      checkSubscribeRequest(request);
       const { source } = request;
       const group = request.group ?? 'default';
       const retryTopic =

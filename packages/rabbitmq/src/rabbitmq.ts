@@ -1,5 +1,6 @@
 import {
   type Capabilities,
+  checkSubscribeRequest,
   OptionsCheck,
   type OutgoingMessage,
   type PublishReceipt,
@@ -106,17 +107,11 @@ export function rabbitmq(options: RabbitmqOptions): RabbitmqTransport {
 
     async subscribe(request: SubscribeRequest): Promise<Subscription> {
       assertOpen();
-      const check = new OptionsCheck('subscribe')
-        .text('source', request.source)
-        .text('group', request.group, true)
-        // AMQP prefetch is a 16-bit count.
-        .integer('maxInFlight', request.maxInFlight, 1, 65_535)
-        .fn('onDelivery', request.onDelivery)
-        .fn('onError', request.onError, true);
-      check.done();
+      // AMQP prefetch is a 16-bit count.
+      checkSubscribeRequest(request, { maxInFlight: 65_535 });
       const names = topology.names(request.source, request.group ?? DEFAULT_GROUP);
       // Declaring both would bind the group's queue to its own dead-letter exchange.
-      check
+      new OptionsCheck('subscribe')
         .expect(
           !settings.declare || names.queue !== names.deadLetterQueue,
           `group "${request.group}" would read the dead-letter queue "${names.queue}": choose another group name`,

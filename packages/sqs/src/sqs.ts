@@ -1,8 +1,8 @@
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import {
   type Capabilities,
+  checkSubscribeRequest,
   InvalidOptionsError,
-  OptionsCheck,
   type OutgoingMessage,
   type PublishReceipt,
   type SubscribeRequest,
@@ -152,12 +152,7 @@ export function sqs(options: SqsTransportOptions = {}): SqsTransport {
 
     async subscribe(request: SubscribeRequest): Promise<Subscription> {
       assertOpen();
-      new OptionsCheck('subscribe')
-        .text('source', request.source)
-        .integer('maxInFlight', request.maxInFlight, 1)
-        .fn('onDelivery', request.onDelivery)
-        .fn('onError', request.onError, true)
-        .done();
+      checkSubscribeRequest(request);
       const queue = await queueFor(request.source);
       const settings = await unavailableOnError(`attributes of ${queue.name}`, () =>
         directory.settings(queue),

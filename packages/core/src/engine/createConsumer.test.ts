@@ -881,6 +881,43 @@ describe('createConsumer: concurrency and lifecycle', () => {
     expect(problems).toHaveLength(9);
   });
 
+  it('refuses delays longer than the transport can honour, naming the option and the limit', () => {
+    const transport = memoryTransport();
+    const limited: Transport = {
+      ...transport,
+      name: 'limited',
+      capabilities: { ...transport.capabilities, nativeDelay: { maxMs: 1_000 } },
+    };
+    const base = { transport: limited, store: memoryStore(), scope: 's', source: 'q' };
+    const problemsOf = (extra: Partial<ConsumerOptions<unknown, unknown>>) => {
+      try {
+        createConsumer({ ...base, handler: () => undefined, ...extra });
+        return [];
+      } catch (thrown) {
+        expect(thrown).toBeInstanceOf(InvalidOptionsError);
+        return (thrown as InvalidOptionsError).problems;
+      }
+    };
+    // The default retry.maxDelayMs (60 s) is already too long for this transport.
+    expect(problemsOf({})).toEqual([
+      'retry.maxDelayMs (60000 ms) is longer than transport limited can delay a message (1000 ms)',
+    ]);
+    expect(
+      problemsOf({
+        retry: { baseDelayMs: 10, maxDelayMs: 1_000 },
+        storeErrorRetryDelayMs: 1_001,
+        inProgressRetryMaxDelayMs: 5_000,
+      }).map((problem) => problem.split(' ')[0]),
+    ).toEqual(['storeErrorRetryDelayMs', 'inProgressRetryMaxDelayMs']);
+    expect(
+      problemsOf({
+        retry: { baseDelayMs: 10, maxDelayMs: 1_000 },
+        storeErrorRetryDelayMs: 500,
+        inProgressRetryMaxDelayMs: 1_000,
+      }),
+    ).toEqual([]);
+  });
+
   it.each([
     ['undefined', undefined],
     ['null', null],

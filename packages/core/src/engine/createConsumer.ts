@@ -372,7 +372,29 @@ function validateConsumerOptions<T, R>(options: ConsumerOptions<T, R>): void {
         'retry.baseDelayMs must not exceed retry.maxDelayMs',
       );
   }
+  checkDelaysFitTransport(check, options);
   check.done();
+}
+
+/**
+ * Every delay the engine may ask of the transport must be one it can honour (SQS: 12 h of
+ * visibility): refused here, once, rather than by a retry hours into production.
+ */
+function checkDelaysFitTransport<T, R>(check: OptionsCheck, options: ConsumerOptions<T, R>): void {
+  const nativeDelay = options.transport?.capabilities?.nativeDelay;
+  if (typeof nativeDelay !== 'object' || nativeDelay === null) return;
+  const delays: Array<[string, unknown]> = [
+    ['retry.maxDelayMs', options.retry?.maxDelayMs ?? RETRY_DEFAULTS.maxDelayMs],
+    ['storeErrorRetryDelayMs', options.storeErrorRetryDelayMs],
+    ['inProgressRetryMaxDelayMs', options.inProgressRetryMaxDelayMs],
+  ];
+  for (const [name, delayMs] of delays) {
+    if (typeof delayMs !== 'number') continue;
+    check.expect(
+      delayMs <= nativeDelay.maxMs,
+      `${name} (${delayMs} ms) is longer than transport ${options.transport.name} can delay a message (${nativeDelay.maxMs} ms)`,
+    );
+  }
 }
 
 /** The reason and code a dead letter carries for a thrown error. */

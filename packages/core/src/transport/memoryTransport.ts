@@ -3,6 +3,7 @@ import { IdemqError } from '../errors/IdemqError.js';
 import { validateRequestId } from '../ids/requestId.js';
 import { uuidv7 } from '../ids/uuidv7.js';
 import { OptionsCheck } from '../options/OptionsCheck.js';
+import { checkSubscribeRequest } from './checkSubscribeRequest.js';
 import { encodeBody } from './encodeBody.js';
 import {
   type BrokerSubscriber,
@@ -118,11 +119,7 @@ export function memoryTransport(options: MemoryTransportOptions = {}): MemoryTra
 
     async subscribe(request: SubscribeRequest): Promise<Subscription> {
       assertOpen();
-      new OptionsCheck('subscribe')
-        .text('source', request.source)
-        .integer('maxInFlight', request.maxInFlight, 1)
-        .fn('onDelivery', request.onDelivery)
-        .done();
+      checkSubscribeRequest(request);
       const subscription = new MemorySubscription(broker, request, {
         leaseMs,
         deadLetterDestination: request.source + deadLetterSuffix,
