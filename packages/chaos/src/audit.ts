@@ -1,0 +1,125 @@
+/**
+ * The invariants of a run, checked from the ledger alone: every healthy id completed exactly once,
+ * every poison or bad message dead-lettered with its reason, no handler run without a claim.
+ */
+import type { DeadLetterEntry, LedgerSnapshot } from './ledger.js';
+
+/** What was published, as the checker needs it. */
+export interface PublishedPlan {
+  /** Ids whose handler succeeds: each must complete exactly once. */
+  healthy: readonly string[];
+  /** Ids whose handler always throws: each must be dead-lettered after `maxAttempts`. */
+  poison: readonly string[];
+  /** Copies published without a valid id or body: each must be dead-lettered with a code. */
+  badInputs: number;
+  maxAttempts: number;
+}
+
+export interface AuditReport {
+  executions: number;
+  /** COMPLETED transitions: those in the ledger plus `completionsSeenOnlyInStore`. */
+  completions: number;
+  /**
+   * Ids COMPLETED in the store whose ledger write died with its process (SIGKILL between the
+   * store's reply and the ledger write).
+   */
+  completionsSeenOnlyInStore: number;
+  /** Ids the store completed more than once, or whose effect was applied more than once. */
+  completedTwice: string[];
+  /** Healthy ids neither completed nor dead-lettered. */
+  lost: string[];
+  /** Healthy ids found on the dead-letter destination. */
+  healthyDeadLettered: string[];
+  /** Poison ids not dead-lettered, or dead-lettered without reason or with the wrong attempts. */
+  poisonUnaccounted: string[];
+  /** Bad inputs published minus dead letters without a valid id (negative: extra dead letters). */
+  badInputsUnaccounted: number;
+  /** Dead letters by code. */
+  deadLetteredByCode: Record<string, number>;
+  deadLettered: number;
+  unclaimedExecutions: number;
+  /** Re-executions that found their effect already applied (absorbed by the fenced write). */
+  replayedEffects: number;
+  /** Executions minus completions: the at-least-once cost of crashes and lease losses. */
+  reExecutions: number;
+  /** Every invariant held. */
+  ok: boolean;
+}
+
+/**
+ * Checks `snapshot` against `plan`. `completedInStore` says which of the ids passed to it the
+ * store holds as COMPLETED: a consumer killed between the store's COMPLETED and the ledger write
+ * leaves no completion in the ledger, yet the id is not lost.
+ */
+export function audit(
+  plan: PublishedPlan,
+  snapshot: LedgerSnapshot,
+  completedInStore: ReadonlySet<string>,
+): AuditReport {
+  const planned = new Set([...plan.healthy, ...plan.poison]);
+  const deadById = new Map<string, DeadLetterEntry[]>();
+  let anonymousDead = 0;
+  const byCode: Record<string, number> = {};
+  for (const entry of snapshot.deadLetters) {
+    const code = entry.code ?? 'none';
+    byCode[code] = (byCode[code] ?? 0) + 1;
+    if (entry.requestId === undefined || !planned.has(entry.requestId)) {
+      anonymousDead++;
+      continue;
+    }
+    const list = deadById.get(entry.requestId) ?? [];
+    list.push(entry);
+    deadById.set(entry.requestId, list);
+  }
+
+  const completedTwice: string[] = [];
+  for (const [id, count] of snapshot.completions) if (count > 1) completedTwice.push(id);
+  const lost: string[] = [];
+  const healthyDeadLettered: string[] = [];
+  for (const id of plan.healthy) {
+    if (deadById.has(id)) healthyDeadLettered.push(id);
+    const completed = (snapshot.completions.get(id) ?? 0) > 0 || completedInStore.has(id);
+    if (!snapshot.effects.has(id) || !completed) lost.push(id);
+  }
+  const poisonUnaccounted: string[] = [];
+  for (const id of plan.poison) {
+    const entries = deadById.get(id) ?? [];
+    const good = entries.some((e) => e.reason && e.code && e.attempts === plan.maxAttempts);
+    if (!good || snapshot.effects.has(id)) poisonUnaccounted.push(id);
+  }
+
+  let executions = 0;
+  for (const count of snapshot.executions.values()) executions += count;
+  let completionsSeenOnlyInStore = 0;
+  for (const id of completedInStore)
+    if (!snapshot.completions.has(id)) completionsSeenOnlyInStore++;
+  let completions = completionsSeenOnlyInStore;
+  for (const count of snapshot.completions.values()) completions += count;
+  let replayedEffects = 0;
+  for (const count of snapshot.replays.values()) replayedEffects += count;
+  const badInputsUnaccounted = plan.badInputs - anonymousDead;
+  const report: AuditReport = {
+    executions,
+    completions,
+    completionsSeenOnlyInStore,
+    completedTwice,
+    lost,
+    healthyDeadLettered,
+    poisonUnaccounted,
+    badInputsUnaccounted,
+    deadLetteredByCode: byCode,
+    deadLettered: snapshot.deadLetters.length,
+    unclaimedExecutions: snapshot.unclaimedExecutions,
+    replayedEffects,
+    reExecutions: executions - completions,
+    ok: false,
+  };
+  report.ok =
+    completedTwice.length === 0 &&
+    lost.length === 0 &&
+    healthyDeadLettered.length === 0 &&
+    poisonUnaccounted.length === 0 &&
+    badInputsUnaccounted === 0 &&
+    report.unclaimedExecutions === 0;
+  return report;
+}

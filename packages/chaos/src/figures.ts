@@ -1,0 +1,83 @@
+/** The figures of a run: one row per (transport, scenario), printed as a table and kept as JSON. */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+
+export interface FiguresRow {
+  transport: string;
+  scenario: string;
+  consumers: number;
+  /** The store's durability profile (F03 restarts it). */
+  storeProfile: string;
+  /** `process`: child processes, SIGKILLed for real; `in-process`: simulated crashes (memory). */
+  consumerKind: 'process' | 'in-process';
+  /** Unique ids (healthy + poison). */
+  messages: number;
+  /** Copies published, duplicates and bad inputs included. */
+  published: number;
+  duplicatesInjected: number;
+  badInputs: number;
+  kills: number;
+  storeRestarts: number;
+  brokerBreaks: number;
+  executions: number;
+  completions: number;
+  /** Of `completions`: seen only in the store, the ledger write killed with its process. */
+  completionsSeenOnlyInStore: number;
+  completedTwice: number;
+  lost: number;
+  deadLettered: number;
+  deadLetteredByCode: Record<string, number>;
+  /** Executions − completions: the at-least-once cost. */
+  reExecutions: number;
+  /** Re-executions that found their effect already applied (absorbed by the fenced write). */
+  replayedEffects: number;
+  /** Zombie effects refused by the fencing token. */
+  staleEffectsRefused: number;
+  /** `lease-lost` events (store): zombies whose completion was refused. */
+  leaseLost: number;
+  brokerLeaseLost: number;
+  unclaimedExecutions: number;
+  duplicatesSkipped: number;
+  storeErrors: number;
+  /** Store keys left without an expiry after the run (must be 0). */
+  storeKeysWithoutTtl: number;
+  wallMs: number;
+  seed: number;
+  passed: boolean;
+}
+
+const COLUMNS: Array<[string, (row: FiguresRow) => string | number]> = [
+  ['transport', (r) => r.transport],
+  ['scenario', (r) => r.scenario],
+  ['consumers', (r) => `${r.consumers}${r.consumerKind === 'in-process' ? ' (in-proc)' : ''}`],
+  ['messages', (r) => r.messages],
+  ['dups injected', (r) => r.duplicatesInjected],
+  ['bad inputs', (r) => r.badInputs],
+  ['kills', (r) => (r.consumerKind === 'in-process' && r.kills ? `${r.kills} (sim)` : r.kills)],
+  ['restarts', (r) => `${r.storeRestarts} store / ${r.brokerBreaks} broker`],
+  ['executions', (r) => r.executions],
+  ['completions', (r) => r.completions],
+  ['completed twice', (r) => r.completedTwice],
+  ['lost', (r) => r.lost],
+  ['dead-lettered', (r) => r.deadLettered],
+  ['lease-lost', (r) => r.leaseLost],
+  ['replayed effects', (r) => r.replayedEffects],
+  ['unclaimed runs', (r) => r.unclaimedExecutions],
+  ['wall time', (r) => `${(r.wallMs / 1000).toFixed(1)} s`],
+  ['result', (r) => (r.passed ? 'pass' : 'FAIL')],
+];
+
+/** A Markdown table of `rows`, as printed and pasted into docs/reliability.md. */
+export function figuresTable(rows: readonly FiguresRow[]): string {
+  const header = `| ${COLUMNS.map(([name]) => name).join(' | ')} |`;
+  const rule = `|${COLUMNS.map(() => '---').join('|')}|`;
+  const lines = rows.map((row) => `| ${COLUMNS.map(([, cell]) => cell(row)).join(' | ')} |`);
+  return [header, rule, ...lines].join('\n');
+}
+
+/** Writes `rows` as JSON (with the command that produced them) to `path`. */
+export function writeFigures(path: string, command: string, rows: readonly FiguresRow[]): void {
+  mkdirSync(dirname(path), { recursive: true });
+  const document = { command, at: new Date().toISOString(), rows };
+  writeFileSync(path, `${JSON.stringify(document, null, 2)}\n`);
+}

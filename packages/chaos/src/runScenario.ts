@@ -1,0 +1,283 @@
+/**
+ * One fault run: consumers, dead-letter reader, publisher and fault injector around a fresh set of
+ * broker destinations, a fresh store prefix and a fresh ledger prefix; then the ledger audit and
+ * the figures row. Everything the run created is removed at the end.
+ */
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { redisStore } from '@idemq/redis';
+import { Redis } from 'ioredis';
+import { type AuditReport, audit } from './audit.js';
+import { faultSequence } from './faults.js';
+import type { FiguresRow } from './figures.js';
+import { Ledger } from './ledger.js';
+import { planPublishing, publishAll } from './publisher.js';
+import { seededRandom } from './random.js';
+import type { Scenario } from './scenarios.js';
+import { STORE_PROFILE, type StoreServer } from './storeServer.js';
+import { BAD_INPUT_KINDS, expectedCodeFamily } from './transports/badInputs.js';
+import { readDeadLetters } from './transports/deadLetters.js';
+import { prepareKit, type ServiceAddresses } from './transports/kits.js';
+import type { TransportName } from './transports/spec.js';
+import { WorkerPool } from './workerPool.js';
+
+export interface RunOptions {
+  transport: TransportName;
+  scenario: Scenario;
+  services: ServiceAddresses;
+  /** The ledger's Redis: never restarted. */
+  ledgerUrl: string;
+  /** The store's own redis-server (F03 restarts it). */
+  storeServer: StoreServer;
+  seed: number;
+  /** Give up waiting for the run to settle after this long. */
+  timeoutMs: number;
+  /** Progress lines (default: none). */
+  log?: (line: string) => void;
+}
+
+export interface RunResult {
+  row: FiguresRow;
+  report: AuditReport;
+  /** Reasons the run failed; empty when every invariant held. */
+  failures: string[];
+}
+
+export async function runScenario(options: RunOptions): Promise<RunResult> {
+  const { scenario, storeServer, seed } = options;
+  const log = options.log ?? (() => undefined);
+  const random = seededRandom(seed);
+  const tag = `chaos-${randomUUID().slice(0, 8)}`;
+  const ledger = new Ledger(options.ledgerUrl, `idemq-chaos:${tag}`);
+  const storePrefix = `idemq-chaos-${tag}`;
+  const scope = 'chaos';
+  const kit = await prepareKit(options.transport, options.services);
+  const pool = new WorkerPool(
+    {
+      transport: kit.spec,
+      source: kit.source,
+      scope,
+      storeUrl: storeServer.url,
+      storePrefix,
+      ledgerUrl: options.ledgerUrl,
+      ledgerPrefix: ledger.prefix,
+      concurrency: scenario.concurrency,
+      leaseMs: scenario.leaseMs,
+      heartbeat: scenario.heartbeat,
+      maxAttempts: scenario.maxAttempts,
+      retryBaseDelayMs: scenario.retryBaseDelayMs,
+      workMs: scenario.workMs,
+      ...(scenario.firstAttemptWorkMs === undefined
+        ? {}
+        : { firstAttemptWorkMs: scenario.firstAttemptWorkMs }),
+      storeErrorRetryDelayMs: 500,
+    },
+    kit.broker,
+  );
+  const startedAt = performance.now();
+  const faults = { kills: 0, storeRestarts: 0, brokerBreaks: 0 };
+  const restartsBefore = storeServer.restarts;
+  let settled = false;
+  const failures: string[] = [];
+  try {
+    const deadLetters = await readDeadLetters(kit.transport, kit.deadLetterSource, ledger);
+    await pool.start(scenario.consumers);
+    log(`${options.transport} ${scenario.id}: ${pool.size} consumers up`);
+
+    const plan = planPublishing(
+      tag,
+      scenario.messages,
+      scenario.poison,
+      scenario.duplicateRate,
+      random,
+    );
+    const sequence = faultSequence(scenario);
+    // Spread a bounded stream over the fault schedule, so every fault lands while handlers run.
+    const publishOverMs = Number.isFinite(sequence.total)
+      ? (sequence.total + 0.5) * scenario.faultEveryMs
+      : 0;
+
+    let injecting = true;
+    const injector = (async () => {
+      for (let fault = sequence.next(); fault && !settled; fault = sequence.next()) {
+        await sleep(scenario.faultEveryMs);
+        if (settled) break;
+        if (fault === 'kill') {
+          await pool.killOne(random);
+          faults.kills++;
+        } else if (fault === 'storeRestart') {
+          await storeServer.restart(1_500);
+          faults.storeRestarts++;
+        } else {
+          log(`${options.transport} ${scenario.id}: ${await kit.breakConnections(pool, random)}`);
+          faults.brokerBreaks++;
+        }
+      }
+    })().finally(() => {
+      injecting = false;
+    });
+
+    const badKinds = scenario.badInputCopies > 0 ? BAD_INPUT_KINDS : [];
+    for (let copy = 0; copy < scenario.badInputCopies; copy++) {
+      for (const kind of badKinds) await kit.publishBad(kind);
+    }
+    await publishAll(kit.transport, kit.source, plan.order, publishOverMs);
+    log(`${options.transport} ${scenario.id}: published ${plan.order.length} copies`);
+
+    const badInputs = badKinds.length * scenario.badInputCopies;
+    const expectedDead = plan.poison.length + badInputs;
+    const deadline = performance.now() + options.timeoutMs;
+    let lastProgress = '';
+    let quietSince = performance.now();
+    let lastLogAt = performance.now();
+    while (performance.now() < deadline) {
+      const [effects, dead] = await Promise.all([ledger.effectCount(), ledger.deadLetterCount()]);
+      const progress = `${effects}/${plan.healthy.length} effects, ${dead}/${expectedDead} dead letters`;
+      if (progress !== lastProgress) {
+        lastProgress = progress;
+        quietSince = performance.now();
+      }
+      if (performance.now() - lastLogAt > 15_000) {
+        lastLogAt = performance.now();
+        log(`${options.transport} ${scenario.id}: ${progress}, ${JSON.stringify(faults)}`);
+      }
+      // A bounded run also waits for its last planned fault, so the table shows every fault.
+      const faultsDone = !injecting || !Number.isFinite(sequence.total);
+      const complete = effects >= plan.healthy.length && dead >= expectedDead && faultsDone;
+      // Complete and quiet for a moment: late copies and zombies have had their say.
+      if (complete && performance.now() - quietSince > 1_500) break;
+      await sleep(250);
+    }
+    settled = true;
+    log(`${options.transport} ${scenario.id}: ${lastProgress}`);
+    await injector;
+    await pool.stop();
+    await deadLetters.close();
+    const wallMs = Math.round(performance.now() - startedAt);
+
+    const snapshot = await ledger.snapshot();
+    const completedInStore = await completedAmong(
+      plan.healthy.filter((id) => !snapshot.completions.has(id)),
+      storeServer.url,
+      storePrefix,
+      scope,
+    );
+    const report = audit(
+      { healthy: plan.healthy, poison: plan.poison, badInputs, maxAttempts: scenario.maxAttempts },
+      snapshot,
+      completedInStore,
+    );
+    if (!report.ok) failures.push(describeFailures(report));
+    const untimed = await keysWithoutTtl(storeServer.url, storePrefix);
+    if (untimed > 0) failures.push(`${untimed} store keys without a TTL`);
+    failures.push(...(scenario.check?.(report, snapshot.counters) ?? []));
+    for (const kind of badKinds) {
+      const family = expectedCodeFamily(kind);
+      const found = Object.entries(report.deadLetteredByCode)
+        .filter(([code]) => code.startsWith(family))
+        .reduce((sum, [, count]) => sum + count, 0);
+      if (found === 0) failures.push(`no dead letter with a ${family}* code (${kind})`);
+    }
+    const row: FiguresRow = {
+      transport: options.transport,
+      scenario: scenario.id,
+      consumers: scenario.consumers,
+      storeProfile: STORE_PROFILE,
+      consumerKind: pool.inProcess ? 'in-process' : 'process',
+      messages: plan.healthy.length + plan.poison.length,
+      published: plan.order.length + badInputs,
+      duplicatesInjected: plan.duplicatesInjected,
+      badInputs,
+      kills: faults.kills,
+      storeRestarts: storeServer.restarts - restartsBefore,
+      brokerBreaks: faults.brokerBreaks,
+      executions: report.executions,
+      completions: report.completions,
+      completionsSeenOnlyInStore: report.completionsSeenOnlyInStore,
+      completedTwice: report.completedTwice.length,
+      lost: report.lost.length,
+      deadLettered: report.deadLettered,
+      deadLetteredByCode: report.deadLetteredByCode,
+      reExecutions: report.reExecutions,
+      replayedEffects: report.replayedEffects,
+      staleEffectsRefused: snapshot.counters.staleEffects,
+      leaseLost: snapshot.counters.leaseLostStore,
+      brokerLeaseLost: snapshot.counters.leaseLostBroker,
+      unclaimedExecutions: report.unclaimedExecutions,
+      duplicatesSkipped: snapshot.counters.duplicatesSkipped,
+      storeErrors: snapshot.counters.storeErrors,
+      storeKeysWithoutTtl: untimed,
+      wallMs,
+      seed,
+      passed: failures.length === 0,
+    };
+    return { row, report, failures };
+  } finally {
+    settled = true;
+    await pool.stop().catch(() => undefined);
+    await kit.close().catch(() => undefined);
+    await ledger.drop().catch(() => undefined);
+    ledger.close();
+  }
+}
+
+/** The ids among `ids` whose store record is COMPLETED. */
+async function completedAmong(
+  ids: readonly string[],
+  storeUrl: string,
+  prefix: string,
+  scope: string,
+): Promise<Set<string>> {
+  const found = new Set<string>();
+  if (ids.length === 0) return found;
+  const store = redisStore({ url: storeUrl, prefix });
+  try {
+    for (const requestId of ids) {
+      const record = await store.inspect({ scope, requestId });
+      if (record?.state === 'COMPLETED') found.add(requestId);
+    }
+  } finally {
+    await store.close();
+  }
+  return found;
+}
+
+/** Store keys of the run with no expiry (every record must expire: nothing grows unbounded). */
+async function keysWithoutTtl(storeUrl: string, prefix: string): Promise<number> {
+  const redis = new Redis(storeUrl);
+  let count = 0;
+  try {
+    for await (const keys of redis.scanStream({ match: `${prefix}*`, count: 1_000 })) {
+      const batch = keys as string[];
+      if (batch.length === 0) continue;
+      const pipeline = redis.pipeline();
+      for (const key of batch) pipeline.pttl(key);
+      for (const [, ttl] of (await pipeline.exec()) ?? []) if (ttl === -1) count++;
+    }
+  } finally {
+    redis.disconnect();
+  }
+  return count;
+}
+
+function describeFailures(report: AuditReport): string {
+  const sample = (ids: string[]) => ids.slice(0, 5).join(', ');
+  const parts: string[] = [];
+  if (report.lost.length) parts.push(`${report.lost.length} lost (${sample(report.lost)})`);
+  if (report.completedTwice.length) {
+    parts.push(
+      `${report.completedTwice.length} completed twice (${sample(report.completedTwice)})`,
+    );
+  }
+  if (report.healthyDeadLettered.length) {
+    parts.push(`${report.healthyDeadLettered.length} healthy dead-lettered`);
+  }
+  if (report.poisonUnaccounted.length) {
+    parts.push(`${report.poisonUnaccounted.length} poison unaccounted`);
+  }
+  if (report.badInputsUnaccounted !== 0) {
+    parts.push(`bad inputs unaccounted: ${report.badInputsUnaccounted}`);
+  }
+  if (report.unclaimedExecutions) parts.push(`${report.unclaimedExecutions} unclaimed executions`);
+  return parts.join('; ');
+}
