@@ -17,7 +17,7 @@ export const USAGE = `Usage: pnpm bench [options]
   --inline               run contenders in this process instead of one child process each
 Redis: REDIS_URL (default redis://127.0.0.1:6379). Only keys under a fresh idemq-bench:<id> namespace
 are written, and they are deleted after each round.
-Consumers on a broker: pnpm bench transports [rabbitmq] [options] (see pnpm bench transports --help).`;
+Consumers on a broker: pnpm bench transports [rabbitmq|kafka|sqs] [options] (see pnpm bench transports --help).`;
 
 /** The CLI's options, every problem reported at once; `help` when usage was asked for. */
 export function parseCli(argv: string[]): CliOptions | 'help' {

@@ -4,9 +4,13 @@ import { Redis } from 'ioredis';
 import { type CeilingResult, measureCeiling } from './ceiling.js';
 import { type ContenderName, LABEL, ROLE } from './contenders/index.js';
 import { openChild, openInline, type SessionHost } from './host.js';
+import { type MachineFacts, machineFacts, redactUrl } from './machine.js';
 import { deleteKeys, globEscape, serverFacts } from './redisInfo.js';
 import type { RoundResult } from './session.js';
 import { median } from './stats.js';
+import { fixed, type Goal } from './table.js';
+
+export type { Goal };
 
 export interface BenchOptions {
   redisUrl: string;
@@ -68,26 +72,10 @@ export interface Row {
   noise: string[];
 }
 
-export interface Goal {
-  name: string;
-  target: string;
-  actual: string;
-  met: boolean;
-}
-
 export interface BenchReport {
   startedAt: string;
   options: Omit<BenchOptions, 'log' | 'redisUrl' | 'namespace'> & { redisUrl: string };
-  machine: {
-    cpus: number;
-    cpuModel: string;
-    memoryGiB: number;
-    node: string;
-    os: string;
-    redis: string;
-    /** 1-minute load average at the start and the end: other work on the machine skews timings. */
-    loadAverage: [number, number];
-  };
+  machine: MachineFacts & { redis: string };
   ceilings: CeilingResult[];
   rows: Row[];
   goals: Goal[];
@@ -150,7 +138,10 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         for (let run = 0; run < options.runs; run++) {
           const order = rotate(options.contenders, run);
           for (const contender of order) {
-            const result = await (hosts.get(contender) as SessionHost).round(run, options.ids);
+            const result = await (hosts.get(contender) as SessionHost).round({
+              run,
+              ids: options.ids,
+            });
             rounds.get(contender)?.push(result);
             log(
               `c=${concurrency} run ${run + 1}/${options.runs} ${contender}: ` +
@@ -184,15 +175,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         ceiling: options.ceiling,
         redisUrl: redactUrl(options.redisUrl),
       },
-      machine: {
-        cpus: os.cpus().length,
-        cpuModel: os.cpus()[0]?.model.trim() ?? 'unknown',
-        memoryGiB: Math.round(os.totalmem() / 2 ** 30),
-        node: process.version,
-        os: `${os.type()} ${os.release()} ${os.arch()}`,
-        redis: `${server.version} (${server.mode})`,
-        loadAverage: [loadAtStart, os.loadavg()[0] ?? Number.NaN],
-      },
+      machine: { ...machineFacts(loadAtStart), redis: `${server.version} (${server.mode})` },
       ceilings,
       rows,
       goals: evaluateGoals(rows),
@@ -340,12 +323,4 @@ export function evaluateGoals(rows: readonly Row[]): Goal[] {
 function rotate<T>(items: readonly T[], by: number): T[] {
   const shift = items.length === 0 ? 0 : by % items.length;
   return [...items.slice(shift), ...items.slice(0, shift)];
-}
-
-export function fixed(value: number, digits: number): string {
-  return Number.isFinite(value) ? value.toFixed(digits) : 'n/a';
-}
-
-function redactUrl(url: string): string {
-  return url.replace(/(\w+:\/\/)([^@/\s]*)@/, '$1***@');
 }

@@ -2,8 +2,8 @@
 /*
  * pnpm bench [--ids 20000] [--runs 5] [--concurrency 1,64] [--only idemq,baseline]
  *            [--quick] [--json file] [--doc docs/performance.md] [--no-ceiling] [--inline]
- * pnpm bench transports [rabbitmq] [--messages 20000] [--runs 3] [--prefetch 64,1] [--quick] …
- *   (idemq's consumer beside a raw amqplib consumer: transports/cli.ts)
+ * pnpm bench transports [rabbitmq|kafka|sqs …] [--messages 20000] [--runs 3] [--concurrency 64] [--quick] …
+ *   (idemq's consumer beside a raw consumer on each transport: transports/cli.ts)
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
@@ -18,7 +18,7 @@ import { TRANSPORTS_COMMAND } from './transports/types.js';
 async function main(): Promise<void> {
   const argv = process.argv.slice(2).filter((arg) => arg !== '--');
   if (argv[0] === TRANSPORTS_COMMAND) {
-    // Loaded on demand: the store bench needs no AMQP client.
+    // Loaded on demand: the store bench needs no broker client.
     const { transportsMain } = await import('./transports/cli.js');
     return transportsMain(argv.slice(1));
   }

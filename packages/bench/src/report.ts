@@ -1,23 +1,21 @@
-import { type BenchReport, fixed, type Row } from './bench.js';
+import type { BenchReport, Row } from './bench.js';
+import { describeMachine } from './machine.js';
+import {
+  type Cells,
+  type DocumentMarkers,
+  fixed,
+  goalsSection,
+  inBothFormats,
+  listSection,
+  spliceBlock,
+  type TableFormat,
+} from './table.js';
 import { DUPLICATE_RATIO } from './workload.js';
 
-type Cells = string[];
+/** The report as Markdown (the tables `docs/performance.md` embeds) and for a terminal. */
+export const { markdown: toMarkdown, text: toText } = inBothFormats(render);
 
-/** The report as Markdown: the tables `docs/performance.md` embeds. */
-export function toMarkdown(report: BenchReport, command: string): string {
-  return render(report, command, markdownTable);
-}
-
-/** The report for a terminal. */
-export function toText(report: BenchReport, command: string): string {
-  return render(report, command, textTable);
-}
-
-function render(
-  report: BenchReport,
-  command: string,
-  table: (header: Cells, rows: Cells[], numbers?: boolean) => string,
-): string {
+function render(report: BenchReport, command: string, table: TableFormat): string {
   const { machine, options } = report;
   const out: string[] = [];
   out.push(
@@ -25,10 +23,12 @@ function render(
       `median of ${options.runs} round(s), ${options.isolation === 'process' ? 'one child process per contender and concurrency' : 'in-process'}.`,
   );
   out.push(
-    `Machine: ${machine.cpus} × ${machine.cpuModel}, ${machine.memoryGiB} GiB, ${machine.os}; ` +
-      `Node ${machine.node}; Redis ${machine.redis} at ${options.redisUrl}; ${report.startedAt}; ` +
-      `took ${Math.round(report.durationMs / 1000)} s; 1-min load average ${fixed(machine.loadAverage[0], 2)} at start, ` +
-      `${fixed(machine.loadAverage[1], 2)} at end.`,
+    describeMachine(
+      machine,
+      [`Redis ${machine.redis} at ${options.redisUrl}`],
+      report.startedAt,
+      report.durationMs,
+    ),
   );
   out.push('');
   out.push(
@@ -89,39 +89,21 @@ function render(
     out.push('');
     out.push(table(['contender', 'per processed message', 'per duplicate'], sequences, false));
   }
-  if (report.goals.length > 0) {
-    out.push('');
-    out.push('Goals:');
-    out.push('');
-    out.push(
-      table(
-        ['goal', 'target', 'this run', 'met'],
-        report.goals.map((g) => [g.name, g.target, g.actual, g.met ? 'yes' : '**no**']),
-        false,
-      ),
-    );
-  }
+  out.push(...goalsSection(report.goals, table));
   const anomalies = report.rows.flatMap((row) =>
     row.anomalies.map((a) => `${row.label} c=${row.concurrency}: ${a}`),
   );
-  if (anomalies.length > 0) {
-    out.push('');
-    out.push('Anomalies (the workload was not handled as expected):');
-    out.push('');
-    for (const a of anomalies) out.push(`- ${a}`);
-  }
+  out.push(...listSection('Anomalies (the workload was not handled as expected):', anomalies));
   const noise = report.rows.flatMap((row) =>
     row.noise.map((n) => `${row.label} c=${row.concurrency}: ${n}`),
   );
-  if (noise.length > 0) {
-    out.push('');
-    out.push(
+  out.push(
+    ...listSection(
       'Shared server: other clients were active during some measured phases, so the INFO-based ' +
         '"Redis cmds" figures are upper bounds there (round trips are counted in-process and exact):',
-    );
-    out.push('');
-    for (const n of noise) out.push(`- ${n}`);
-  }
+      noise,
+    ),
+  );
   return out.join('\n');
 }
 
@@ -138,52 +120,14 @@ function commandSequences(rows: readonly Row[]): Cells[] {
     .map((r) => [r.label, describe(r.commandsPerProcessed), describe(r.commandsPerDuplicate)]);
 }
 
-/**
- * A Markdown table laid out the way Biome formats one (cells padded to the column width, the
- * delimiter row at least 3 wide, numbers right-aligned), so a generated document passes
- * `biome check` as written.
- */
-function markdownTable(header: Cells, rows: Cells[], numbers = true): string {
-  const widths = header.map((h, i) =>
-    Math.max(3, h.length, ...rows.map((r) => (r[i] ?? '').length)),
-  );
-  const right = (i: number) => numbers && i > 0;
-  const line = (cells: Cells) =>
-    `| ${cells
-      .map((cell, i) => (right(i) ? cell.padStart(widths[i] ?? 0) : cell.padEnd(widths[i] ?? 0)))
-      .join(' | ')} |`;
-  const rule = widths.map((w, i) => (right(i) ? `${'-'.repeat(w - 1)}:` : '-'.repeat(w)));
-  return [line(header), `| ${rule.join(' | ')} |`, ...rows.map(line)].join('\n');
-}
-
-function textTable(header: Cells, rows: Cells[], numbers = true): string {
-  const plain = (cell: string) => cell.replace(/\*\*/g, '');
-  const widths = header.map((h, i) =>
-    Math.max(h.length, ...rows.map((r) => plain(r[i] ?? '').length)),
-  );
-  const line = (cells: Cells) =>
-    cells
-      .map((cell, i) => {
-        const text = plain(cell);
-        const width = widths[i] ?? 0;
-        return numbers && i > 0 ? text.padStart(width) : text.padEnd(width);
-      })
-      .join('  ')
-      .trimEnd();
-  return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
-}
-
 /** Markers around the generated part of a Markdown document. */
 export const DOC_BEGIN =
   '<!-- bench:begin (written by `pnpm bench --doc`; do not edit by hand) -->';
 export const DOC_END = '<!-- bench:end -->';
 
+const STORE_MARKERS: DocumentMarkers = { begin: DOC_BEGIN, end: DOC_END };
+
 /** Replaces the generated block of `document` (between the markers) with `generated`. */
 export function spliceDocument(document: string, generated: string): string {
-  const begin = document.indexOf(DOC_BEGIN);
-  const end = document.indexOf(DOC_END);
-  if (begin < 0 || end < begin) {
-    throw new Error(`the document has no ${DOC_BEGIN} … ${DOC_END} block to fill`);
-  }
-  return `${document.slice(0, begin + DOC_BEGIN.length)}\n\n${generated}\n\n${document.slice(end)}`;
+  return spliceBlock(document, STORE_MARKERS, generated);
 }

@@ -1,4 +1,5 @@
 import { Redis } from 'ioredis';
+import type { SessionHandle } from './childSession.js';
 import { type CommandCounts, diffCounts } from './commandCounter.js';
 import {
   type Contender,
@@ -48,6 +49,12 @@ export interface RoundResult {
   keysDeleted: number;
 }
 
+/** One measured workload: `ids` unique messages, then their duplicates; run -1 is the warm-up. */
+export interface RoundRequest {
+  run: number;
+  ids: number;
+}
+
 export interface SessionEnd {
   /** Peak resident set of the process that ran the session (`resourceUsage().maxRSS`). */
   maxRssBytes: number;
@@ -57,7 +64,7 @@ export interface SessionEnd {
  * One contender at one concurrency: opened once, then measured round after round, each round
  * on fresh ids. Runs in its own child process under the CLI (honest RSS), or inline in tests.
  */
-export class Session {
+export class Session implements SessionHandle<RoundRequest, RoundResult, SessionEnd> {
   private handlerRuns = 0;
 
   private constructor(
@@ -77,12 +84,12 @@ export class Session {
       },
     });
     session = new Session(init, contender, info);
-    if (init.warmupIds > 0) await session.round(-1, init.warmupIds);
+    if (init.warmupIds > 0) await session.round({ run: -1, ids: init.warmupIds });
     return session;
   }
 
   /** One measured workload: `ids` unique messages, then their duplicates; keys deleted after. */
-  async round(run: number, ids: number): Promise<RoundResult> {
+  async round({ run, ids }: RoundRequest): Promise<RoundResult> {
     const { contender, info } = this;
     const workload = makeWorkload(`${this.init.namespace}:${run < 0 ? 'warm' : `r${run}`}`, ids);
     collectGarbage();

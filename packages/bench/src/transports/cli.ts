@@ -1,50 +1,66 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { parseArgs } from 'node:util';
-import amqplib from 'amqplib';
+import { ensureServices } from '@idemq/services';
 import { Redis } from 'ioredis';
 import { killChildren } from '../children.js';
 import { deleteKeys } from '../redisInfo.js';
-import { deleteSource } from './broker.js';
+import { openBroker } from './broker.js';
+import { spliceTransportDocument, transportText } from './report.js';
 import {
   possibleSources,
-  RABBITMQ_BENCH_DEFAULTS,
-  type RabbitmqBenchOptions,
-  runRabbitmqBench,
+  runTransportBench,
+  TRANSPORT_BENCH_DEFAULTS,
+  type TransportBenchOptions,
   type TransportReport,
   transportKeyPattern,
   transportNamespace,
-} from './rabbitmq.js';
-import { spliceTransportDocument, transportMarkdown, transportText } from './report.js';
-import { TRANSPORTS, TRANSPORTS_COMMAND, type TransportName } from './types.js';
+} from './run.js';
+import {
+  type Endpoints,
+  isTransportName,
+  TRANSPORTS,
+  TRANSPORTS_COMMAND,
+  type TransportName,
+  type TransportSettings,
+} from './types.js';
 
-const D = RABBITMQ_BENCH_DEFAULTS;
+const D = TRANSPORT_BENCH_DEFAULTS;
 
-export const TRANSPORTS_USAGE = `Usage: pnpm bench transports [rabbitmq] [options]
-idemq's consumer (createConsumer + redisStore, no-op handler) beside a raw amqplib consumer with
-the same prefetch, on the same pre-filled queues: messages/s, the ratio, Redis calls per message.
-  --messages <n>              messages per round at prefetch > 1 (default ${D.messages})
-  --sequential-messages <n>   messages per round at prefetch 1 (default ${D.sequentialMessages})
+export const TRANSPORTS_USAGE = `Usage: pnpm bench transports [${TRANSPORTS.join('|')} …] [options]
+idemq's consumer (createConsumer + redisStore, no-op handler) beside a raw consumer of the same
+client library with the same concurrency, on the same pre-filled queues or topics: messages/s,
+the ratio, Redis round trips per message, CPU and RSS. Default: every transport, in turn.
+  --messages <n>              messages per round at concurrency > 1 (default ${D.messages})
+  --sequential-messages <n>   messages per round at concurrency 1 (default ${D.sequentialMessages})
   --runs <n>                  rounds per consumer, alternating; figures are medians (default ${D.runs})
-  --prefetch <list>           prefetch = idemq concurrency, e.g. 64,1 (default ${D.prefetch.join(',')})
-  --queue-type <type>         quorum or classic (default ${D.queueType}, as rabbitmq())
+  --concurrency <list>        e.g. 64,1 (default rabbitmq ${D.concurrency.rabbitmq.join(',')}, kafka ${D.concurrency.kafka.join(',')}, sqs ${D.concurrency.sqs.join(',')});
+                              RabbitMQ prefetch = idemq concurrency; --prefetch is the same option
+  --queue-type <type>         rabbitmq: quorum or classic (default ${D.queueType}, as rabbitmq())
+  --partitions <n>            kafka: partitions per topic (default ${D.partitions})
   --warmup <n>                unmeasured messages per consumer first (default ${D.warmupMessages})
-  --quick                     ${D.quickMessages} messages (${D.quickSequentialMessages} at prefetch 1), ${D.quickRuns} run (a smoke test)
-  --json <file>               write the full report (every round) as JSON
-  --doc <file>                fill the transports block of a Markdown file (docs/performance.md)
-  --from-json <file>          no run: print (and --doc) a report saved with --json
+  --quick                     ${D.quickMessages} messages (${D.quickSequentialMessages} at concurrency 1), ${D.quickRuns} run (a smoke test)
+  --json <file>               write the full reports (every round) as JSON
+  --doc <file>                fill each transport's block of a Markdown file (docs/performance.md)
+  --from-json <file>          no run: print (and --doc) reports saved with --json
   --inline                    run the consumers in this process instead of one child process each
-AMQP_URL (default amqp://guest:guest@127.0.0.1:5672), REDIS_URL (default redis://127.0.0.1:6379).
-Every queue and exchange is named idemq-bench-<random>.…, every Redis key idemq-bench-<random>:…;
-all are deleted after each round and on Ctrl-C. IDEMQ_BENCH_CHILD_ARGS adds Node flags to the
-consumer processes (e.g. --cpu-prof).`;
+Services are started when missing (@idemq/services); REDIS_URL, AMQP_URL, KAFKA_BROKERS,
+SQS_ENDPOINT and AWS_REGION point elsewhere. Every queue, topic and consumer group is named
+idemq-bench-<random>-…, every Redis key idemq-bench-<random>:…; all are deleted after each
+round and on Ctrl-C. IDEMQ_BENCH_CHILD_ARGS adds Node flags to the consumer processes
+(e.g. --cpu-prof).`;
 
-export type TransportsCliOptions = RabbitmqBenchOptions & {
-  transport: TransportName;
+/** What the sub-command runs: the transports in turn, each with its own options. */
+export interface TransportsCliOptions {
+  transports: TransportName[];
+  /** Everything but the endpoints, the transport and its concurrency default. */
+  common: Omit<TransportBenchOptions, 'transport' | 'endpoints' | 'concurrency'>;
+  /** Given with --concurrency / --prefetch; otherwise each transport's default. */
+  concurrency?: number[];
   json?: string;
   doc?: string;
   fromJson?: string;
-};
+}
 
 /** The sub-command's options, every problem reported at once; `help` when usage was asked for. */
 export function parseTransportsCli(argv: string[]): TransportsCliOptions | 'help' {
@@ -54,8 +70,10 @@ export function parseTransportsCli(argv: string[]): TransportsCliOptions | 'help
       messages: { type: 'string' },
       'sequential-messages': { type: 'string' },
       runs: { type: 'string' },
+      concurrency: { type: 'string' },
       prefetch: { type: 'string' },
       'queue-type': { type: 'string' },
+      partitions: { type: 'string' },
       warmup: { type: 'string' },
       quick: { type: 'boolean', default: false },
       json: { type: 'string' },
@@ -75,14 +93,12 @@ export function parseTransportsCli(argv: string[]): TransportsCliOptions | 'help
     if (!Number.isInteger(n) || n < min) problems.push(`--${name} must be an integer ≥ ${min}`);
     return n;
   };
-  const transport = positionals[0] ?? 'rabbitmq';
-  if (!(TRANSPORTS as readonly string[]).includes(transport)) {
-    problems.push(
-      `unknown transport ${JSON.stringify(transport)} (known: ${TRANSPORTS.join(', ')})`,
-    );
+  const transports: TransportName[] = [];
+  for (const name of positionals) {
+    if (!isTransportName(name)) {
+      problems.push(`unknown transport ${JSON.stringify(name)} (known: ${TRANSPORTS.join(', ')})`);
+    } else if (!transports.includes(name)) transports.push(name);
   }
-  if (positionals.length > 1)
-    problems.push(`one transport at a time, got ${positionals.join(' ')}`);
   const quick = values.quick;
   const messages = integer('messages', values.messages, quick ? D.quickMessages : D.messages);
   const sequentialMessages = integer(
@@ -91,14 +107,17 @@ export function parseTransportsCli(argv: string[]): TransportsCliOptions | 'help
     quick ? D.quickSequentialMessages : D.sequentialMessages,
   );
   const runs = integer('runs', values.runs, quick ? D.quickRuns : D.runs);
-  const prefetch = (values.prefetch ?? D.prefetch.join(','))
-    .split(',')
-    .map((p) => integer('prefetch', p.trim(), 1));
-  if (prefetch.some((p) => p > 65_535)) problems.push('--prefetch must be at most 65535');
+  if (values.concurrency !== undefined && values.prefetch !== undefined) {
+    problems.push('--concurrency and --prefetch are the same option: give one');
+  }
+  const list = values.concurrency ?? values.prefetch;
+  const concurrency = list?.split(',').map((c) => integer('concurrency', c.trim(), 1));
+  if (concurrency?.some((c) => c > 65_535)) problems.push('--concurrency must be at most 65535');
   const queueType = values['queue-type'] ?? D.queueType;
   if (queueType !== 'quorum' && queueType !== 'classic') {
     problems.push('--queue-type must be quorum or classic');
   }
+  const partitions = integer('partitions', values.partitions, D.partitions);
   const warmupMessages = integer(
     'warmup',
     values.warmup,
@@ -106,22 +125,33 @@ export function parseTransportsCli(argv: string[]): TransportsCliOptions | 'help
     0,
   );
   if (problems.length > 0) throw new Error(`${problems.join('\n')}\n\n${TRANSPORTS_USAGE}`);
+  const settings: TransportSettings = {
+    queueType: queueType as TransportSettings['queueType'],
+    partitions,
+    sqsWaitTimeMs: D.sqsWaitTimeMs,
+  };
   return {
-    transport: transport as TransportName,
-    amqpUrl: process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672',
-    redisUrl: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
-    messages,
-    sequentialMessages,
-    runs,
-    prefetch,
-    queueType: queueType as 'quorum' | 'classic',
-    warmupMessages,
-    isolation: values.inline ? 'inline' : 'process',
-    stallTimeoutMs: D.stallTimeoutMs,
+    transports: TRANSPORTS.filter((t) => transports.length === 0 || transports.includes(t)),
+    common: {
+      settings,
+      messages,
+      sequentialMessages,
+      runs,
+      warmupMessages,
+      isolation: values.inline ? 'inline' : 'process',
+      stallTimeoutMs: D.stallTimeoutMs,
+    },
+    ...(concurrency === undefined ? {} : { concurrency }),
     ...(values.json === undefined ? {} : { json: values.json }),
     ...(values.doc === undefined ? {} : { doc: values.doc }),
     ...(values['from-json'] === undefined ? {} : { fromJson: values['from-json'] }),
   };
+}
+
+/** What `--json` writes: the command and one report per transport. */
+interface SavedReports {
+  command: string;
+  reports: TransportReport[];
 }
 
 /** `pnpm bench transports …` (argv after the sub-command). */
@@ -131,59 +161,99 @@ export async function transportsMain(argv: string[]): Promise<void> {
     process.stdout.write(`${TRANSPORTS_USAGE}\n`);
     return;
   }
-  const { json, doc, fromJson, transport: _transport, ...benchOptions } = options;
-  if (fromJson) {
-    const saved = JSON.parse(await readFile(fromJson, 'utf8')) as TransportReport & {
-      command: string;
-    };
-    process.stdout.write(`${transportText(saved, saved.command)}\n`);
-    if (doc) await fillDocument(doc, transportMarkdown(saved, saved.command));
+  if (options.fromJson) {
+    const saved = JSON.parse(await readFile(options.fromJson, 'utf8')) as SavedReports;
+    for (const report of saved.reports) {
+      process.stdout.write(`${transportText(report, saved.command)}\n\n`);
+    }
+    if (options.doc) await fillDocument(options.doc, saved);
     return;
   }
   const command = ['pnpm bench', TRANSPORTS_COMMAND, ...argv].join(' ');
-  const namespace = transportNamespace();
-  // Interrupted: end the consumers, then delete this run's queues, exchanges and keys.
+  const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
+  const endpoints = await startServices(options.transports);
+  const saved: SavedReports = { command, reports: [] };
+  for (const transport of options.transports) {
+    const run: TransportBenchOptions = {
+      ...options.common,
+      transport,
+      endpoints,
+      concurrency: options.concurrency ?? [...D.concurrency[transport]],
+      namespace: transportNamespace(),
+      log,
+    };
+    const report = await withCleanUpOnSignal(run, () => runTransportBench(run));
+    process.stdout.write(`\n${transportText(report, command)}\n`);
+    saved.reports.push(report);
+    // Written after each transport, so a later failure keeps what was measured.
+    if (options.json) await writeJson(options.json, saved);
+    if (options.doc) await fillDocument(options.doc, { command, reports: [report] });
+  }
+}
+
+/** Starts what the transports need (and Redis) unless it answers already; their addresses. */
+async function startServices(transports: readonly TransportName[]): Promise<Endpoints> {
+  const urls = await ensureServices(['redis', ...transports]);
+  return {
+    redisUrl: urls.redis,
+    amqpUrl: urls.amqp,
+    kafkaBrokers: urls.kafkaBrokers,
+    sqsEndpoint: urls.sqsEndpoint,
+    sqsRegion: urls.sqsRegion,
+  };
+}
+
+/**
+ * Runs `bench`; interrupted (Ctrl-C, SIGTERM), it ends the consumers, then deletes every source
+ * the run can have created and its Redis keys before leaving.
+ */
+async function withCleanUpOnSignal<T>(
+  options: TransportBenchOptions,
+  bench: () => Promise<T>,
+): Promise<T> {
+  const namespace = options.namespace as string;
   const interrupt = async (signal: NodeJS.Signals) => {
-    process.stderr.write(`[bench] ${signal}: deleting ${namespace} queues and keys\n`);
+    process.stderr.write(`[bench] ${signal}: deleting ${namespace} sources and keys\n`);
     killChildren();
-    await cleanUp(benchOptions, namespace).catch(() => undefined);
+    await cleanUp(options, namespace).catch(() => undefined);
     process.exit(130);
   };
   process.once('SIGINT', interrupt);
   process.once('SIGTERM', interrupt);
-  const report = await runRabbitmqBench({
-    ...benchOptions,
-    namespace,
-    log: (line) => process.stderr.write(`[bench] ${line}\n`),
-  });
-  process.stdout.write(`\n${transportText(report, command)}\n`);
-  if (json) {
-    await mkdir(dirname(json), { recursive: true });
-    await writeFile(json, `${JSON.stringify({ command, ...report }, null, 2)}\n`);
-    process.stderr.write(`[bench] wrote ${json}\n`);
+  try {
+    return await bench();
+  } finally {
+    process.off('SIGINT', interrupt);
+    process.off('SIGTERM', interrupt);
   }
-  if (doc) await fillDocument(doc, transportMarkdown(report, command));
 }
 
-async function fillDocument(file: string, markdown: string): Promise<void> {
-  await writeFile(file, spliceTransportDocument(await readFile(file, 'utf8'), markdown));
-  process.stderr.write(`[bench] updated ${file}\n`);
-}
-
-/**
- * After an interrupted run: deletes the queues and exchanges of every round this run can have
- * declared (deleting a missing one is not an error) and its Redis keys.
- */
-async function cleanUp(options: RabbitmqBenchOptions, namespace: string): Promise<void> {
-  const redis = new Redis(options.redisUrl, { maxRetriesPerRequest: 1 });
+/** Deletes the sources of every round a run can have created (a missing one is no error). */
+async function cleanUp(options: TransportBenchOptions, namespace: string): Promise<void> {
+  const redis = new Redis(options.endpoints.redisUrl, { maxRetriesPerRequest: 1 });
   await deleteKeys(redis, [transportKeyPattern(namespace)]).catch(() => 0);
   redis.disconnect();
-  const connection = await amqplib.connect(options.amqpUrl);
+  const broker = await openBroker(options.transport, options.endpoints, options.settings);
   try {
-    const channel = await connection.createChannel();
-    for (const source of possibleSources(namespace, options)) await deleteSource(channel, source);
-    await channel.close();
+    for (const source of possibleSources(namespace, options)) {
+      await broker.remove(source).catch(() => 0);
+    }
   } finally {
-    await connection.close().catch(() => undefined);
+    await broker.close().catch(() => undefined);
   }
+}
+
+async function writeJson(file: string, saved: SavedReports): Promise<void> {
+  await mkdir(dirname(file), { recursive: true });
+  await writeFile(file, `${JSON.stringify(saved, null, 2)}\n`);
+  process.stderr.write(`[bench] wrote ${file}\n`);
+}
+
+async function fillDocument(file: string, saved: SavedReports): Promise<void> {
+  let document = await readFile(file, 'utf8');
+  for (const report of saved.reports) {
+    document = spliceTransportDocument(document, report, saved.command);
+  }
+  await writeFile(file, document);
+  process.stderr.write(`[bench] updated ${file}\n`);
 }

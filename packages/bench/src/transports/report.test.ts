@@ -1,24 +1,22 @@
 import { describe, expect, it } from 'vitest';
 import { parseTransportsCli } from './cli.js';
-import { type ConsumerRow, evaluateTransportGoals, type TransportReport } from './rabbitmq.js';
-import {
-  spliceTransportDocument,
-  TRANSPORT_DOC_BEGIN,
-  TRANSPORT_DOC_END,
-  transportMarkdown,
-} from './report.js';
+import { spliceTransportDocument, transportMarkdown, transportMarkers } from './report.js';
+import { type ConsumerRow, evaluateTransportGoals, type TransportReport } from './run.js';
+import { pollSizes } from './sqs/consumer.js';
+import type { TransportName } from './types.js';
 
 const row = (
   consumer: ConsumerRow['consumer'],
-  prefetch: number,
+  concurrency: number,
   messagesPerSecond: number,
   extra: Partial<ConsumerRow> = {},
 ): ConsumerRow => ({
   consumer,
   label: consumer,
-  prefetch,
+  concurrency,
   messages: 20_000,
   messagesPerSecond,
+  startMs: 12,
   cpuMicrosPerMessage: 50,
   cpuShare: 0.2,
   peakRssBytes: 80 * 2 ** 20,
@@ -35,25 +33,48 @@ const row = (
 });
 
 describe('parseTransportsCli', () => {
-  it('has the issue defaults and a quick mode', () => {
+  it('runs every transport by default, with the issue defaults and a quick mode', () => {
     const defaults = parseTransportsCli([]);
-    const quick = parseTransportsCli(['rabbitmq', '--quick']);
+    const quick = parseTransportsCli(['sqs', 'kafka', '--quick']);
     if (defaults === 'help' || quick === 'help') throw new Error('unexpected help');
-    expect(defaults.transport).toBe('rabbitmq');
-    expect([defaults.messages, defaults.runs, defaults.prefetch, defaults.queueType]).toEqual([
+    expect(defaults.transports).toEqual(['rabbitmq', 'kafka', 'sqs']);
+    expect(defaults.concurrency).toBeUndefined();
+    const { messages, runs, settings } = defaults.common;
+    expect([messages, runs, settings.queueType, settings.partitions]).toEqual([
       20_000,
       3,
-      [64, 1],
       'quorum',
+      6,
     ]);
-    expect([quick.messages, quick.sequentialMessages, quick.runs]).toEqual([1_000, 200, 1]);
+    // Table order, whatever order the command line gave.
+    expect(quick.transports).toEqual(['kafka', 'sqs']);
+    expect([quick.common.messages, quick.common.sequentialMessages, quick.common.runs]).toEqual([
+      1_000, 200, 1,
+    ]);
     expect(parseTransportsCli(['--help'])).toBe('help');
   });
 
+  it('takes --prefetch as --concurrency, for every transport given', () => {
+    const options = parseTransportsCli(['rabbitmq', '--prefetch', '8,64']);
+    if (options === 'help') throw new Error('unexpected help');
+    expect(options.concurrency).toEqual([8, 64]);
+  });
+
   it('reports every problem at once', () => {
-    expect(() => parseTransportsCli(['kafka', '--runs', '0', '--queue-type', 'stream'])).toThrow(
-      /unknown transport "kafka"[\s\S]*--runs[\s\S]*--queue-type/,
+    expect(() =>
+      parseTransportsCli(['nats', '--runs', '0', '--queue-type', 'stream', '--partitions', 'x']),
+    ).toThrow(/unknown transport "nats"[\s\S]*--runs[\s\S]*--queue-type[\s\S]*--partitions/);
+    expect(() => parseTransportsCli(['--concurrency', '8', '--prefetch', '8'])).toThrow(
+      /same option/,
     );
+  });
+});
+
+describe('the raw SQS loop', () => {
+  it('polls as the transport does: ⌈concurrency / 10⌉ receives, never more than concurrency', () => {
+    expect(pollSizes(64)).toEqual([10, 10, 10, 10, 10, 10, 4]);
+    expect(pollSizes(10)).toEqual([10]);
+    expect(pollSizes(1)).toEqual([1]);
   });
 });
 
@@ -65,12 +86,12 @@ describe('goals and report', () => {
     row('idemq', 1, 300, { messages: 2_000, vsRaw: 0.5, roundTripsPerMessage: 2 }),
   ];
 
-  it('judges the ratio at prefetch > 1 only, and the round trips everywhere', () => {
+  it('judges the ratio at concurrency > 1 only, and the round trips everywhere', () => {
     const goals = evaluateTransportGoals(rows);
     expect(goals.map((g) => [g.name, g.actual, g.met])).toEqual([
-      ['idemq msg/s vs raw amqplib, prefetch 64', '0.82×', true],
+      ['idemq msg/s vs raw, concurrency 64', '0.82×', true],
       ['idemq Redis round trips per message (store.stats())', '2.000', true],
-      ['every message consumed exactly once, queues drained', 'yes', true],
+      ['every message consumed exactly once, nothing left', 'yes', true],
     ]);
     const failed = evaluateTransportGoals([
       row('idemq', 64, 1, { vsRaw: 0.3, anomalies: ['run 1: 999/1000 messages acked'] }),
@@ -78,46 +99,66 @@ describe('goals and report', () => {
     expect(failed.map((g) => g.met)).toEqual([false, true, false]);
   });
 
-  it('renders Markdown into its own block of the document only', () => {
-    const report: TransportReport = {
-      transport: 'rabbitmq',
-      startedAt: '2026-01-01T00:00:00.000Z',
-      options: {
-        messages: 20_000,
-        sequentialMessages: 2_000,
-        runs: 3,
-        prefetch: [64, 1],
-        queueType: 'quorum',
-        warmupMessages: 1_000,
-        isolation: 'process',
-        stallTimeoutMs: 60_000,
-        amqpUrl: 'amqp://***@127.0.0.1:5672',
+  const report = (transport: TransportName): TransportReport => ({
+    transport,
+    startedAt: '2026-01-01T00:00:00.000Z',
+    options: {
+      transport,
+      endpoints: {
         redisUrl: 'redis://127.0.0.1:6379',
+        amqpUrl: 'amqp://***@127.0.0.1:5672',
+        kafkaBrokers: ['127.0.0.1:9092'],
+        sqsEndpoint: 'http://127.0.0.1:9324',
+        sqsRegion: 'us-east-1',
       },
-      machine: {
-        cpus: 2,
-        cpuModel: 'cpu',
-        memoryGiB: 4,
-        node: 'v20',
-        os: 'Linux',
-        rabbitmq: '3.10.8',
-        redis: '7.0.15 (standalone)',
-        loadAverage: [1, 2],
-      },
-      rows,
-      goals: evaluateTransportGoals(rows),
-      leftovers: [],
-      durationMs: 1_000,
-    };
-    const markdown = transportMarkdown(report, 'pnpm bench transports');
-    expect(markdown).toContain('20000 messages at prefetch 64, 2000 messages at prefetch 1');
-    expect(markdown).toContain('| 0.82× |');
+      settings: { queueType: 'quorum', partitions: 6, sqsWaitTimeMs: 1_000 },
+      messages: 20_000,
+      sequentialMessages: 2_000,
+      runs: 3,
+      concurrency: [64, 1],
+      warmupMessages: 1_000,
+      isolation: 'process',
+      stallTimeoutMs: 60_000,
+    },
+    machine: {
+      cpus: 2,
+      cpuModel: 'cpu',
+      memoryGiB: 4,
+      node: 'v20',
+      os: 'Linux',
+      broker: 'RabbitMQ 3.10.8',
+      redis: 'Redis 7.0.15 (standalone)',
+      loadAverage: [1, 2],
+    },
+    rows,
+    goals: evaluateTransportGoals(rows),
+    leftovers: [],
+    durationMs: 1_000,
+  });
+
+  it('renders the same table for every transport', () => {
+    for (const transport of ['rabbitmq', 'kafka', 'sqs'] as const) {
+      const markdown = transportMarkdown(report(transport), 'pnpm bench transports');
+      expect(markdown).toContain(
+        '20000 messages at concurrency 64, 2000 messages at concurrency 1',
+      );
+      expect(markdown).toContain('| 0.82× |');
+      expect(markdown).toContain('| idemq msg/s vs raw, concurrency 64 ');
+    }
+  });
+
+  it('fills each transport block of the document and nothing else', () => {
     const other = '<!-- bench:begin (written by `pnpm bench --doc`; do not edit by hand) -->';
-    const document = `# t\n\n${other}\nkept\n<!-- bench:end -->\n\n${TRANSPORT_DOC_BEGIN}\nold\n${TRANSPORT_DOC_END}\n`;
-    const spliced = spliceTransportDocument(document, markdown);
+    const blocks = (['rabbitmq', 'kafka', 'sqs'] as const)
+      .map((t) => `${transportMarkers(t).begin}\nold ${t}\n${transportMarkers(t).end}`)
+      .join('\n\n');
+    const document = `# t\n\n${other}\nkept\n<!-- bench:end -->\n\n${blocks}\n`;
+    const spliced = spliceTransportDocument(document, report('kafka'), 'pnpm bench transports');
     expect(spliced).toContain(`${other}\nkept\n<!-- bench:end -->`);
-    expect(spliced).not.toContain('\nold\n');
-    expect(spliced).toContain(markdown);
-    expect(() => spliceTransportDocument('# no markers', markdown)).toThrow(/no <!--/);
+    expect(spliced).toContain('\nold rabbitmq\n');
+    expect(spliced).toContain('\nold sqs\n');
+    expect(spliced).not.toContain('\nold kafka\n');
+    expect(spliced).toContain(transportMarkdown(report('kafka'), 'pnpm bench transports'));
+    expect(() => spliceTransportDocument('# no markers', report('sqs'), 'x')).toThrow(/no <!--/);
   });
 });

@@ -1,51 +1,87 @@
 import type { CommandCounts } from '../commandCounter.js';
 
-/** The sub-command of `pnpm bench` that runs the consumer benchmark. */
+/** The sub-command of `pnpm bench` that runs the consumer benchmarks. */
 export const TRANSPORTS_COMMAND = 'transports';
 
-/** Transports the consumer benchmark can run on. */
-export const TRANSPORTS = ['rabbitmq'] as const;
+/** Transports the consumer benchmark runs on, in the order `pnpm bench transports` runs them. */
+export const TRANSPORTS = ['rabbitmq', 'kafka', 'sqs'] as const;
 export type TransportName = (typeof TRANSPORTS)[number];
+
+export function isTransportName(name: string): name is TransportName {
+  return (TRANSPORTS as readonly string[]).includes(name);
+}
 
 /** The two consumers compared on one transport, in table order. */
 export const CONSUMERS = ['raw', 'idemq'] as const;
 export type ConsumerName = (typeof CONSUMERS)[number];
 
-export const CONSUMER_LABEL: Record<ConsumerName, string> = {
-  raw: 'raw amqplib consumer',
-  idemq: 'idemq createConsumer + redisStore',
+/** What each consumer is, per transport (the report's first column). */
+export const CONSUMER_LABEL: Record<TransportName, Record<ConsumerName, string>> = {
+  rabbitmq: {
+    raw: 'raw amqplib consumer',
+    idemq: 'idemq createConsumer + rabbitmq() + redisStore',
+  },
+  kafka: {
+    raw: 'raw kafkajs eachBatch consumer',
+    idemq: 'idemq createConsumer + kafka() + redisStore',
+  },
+  sqs: {
+    raw: 'raw client-sqs receive/delete loop',
+    idemq: 'idemq createConsumer + sqs() + redisStore',
+  },
 };
 
-/** What a consumer session needs to connect; one session per consumer and prefetch. */
-export interface ConsumerInit {
-  consumer: ConsumerName;
-  amqpUrl: string;
+/** Where the services are. */
+export interface Endpoints {
   redisUrl: string;
-  /** `prefetch(P)` for the raw consumer, `concurrency: P` (= prefetch) for idemq. */
-  prefetch: number;
+  amqpUrl: string;
+  kafkaBrokers: string[];
+  sqsEndpoint: string;
+  sqsRegion: string;
+}
+
+/** Transport-specific settings, the same for both consumers. */
+export interface TransportSettings {
+  /** RabbitMQ: the type of every queue (`rabbitmq()`'s default is quorum). */
   queueType: 'quorum' | 'classic';
+  /** Kafka: partitions of every topic; also the raw consumer's `partitionsConsumedConcurrently`. */
+  partitions: number;
+  /** SQS: long-poll time of every receive, both consumers (whole seconds). */
+  sqsWaitTimeMs: number;
+}
+
+/** What a consumer session needs to connect; one session per consumer and concurrency. */
+export interface ConsumerInit {
+  transport: TransportName;
+  consumer: ConsumerName;
+  endpoints: Endpoints;
+  settings: TransportSettings;
+  /** Messages in flight at once: RabbitMQ prefetch, idemq `concurrency`, SQS receive capacity. */
+  concurrency: number;
   /** Every Redis key the session writes lives under `<namespace>:`. */
   namespace: string;
 }
 
-/** Consume one pre-filled queue until `messages` deliveries were settled. */
+/** Consume one pre-filled source (queue or topic) until `messages` were settled. */
 export interface ConsumeRequest {
   /** -1 for the unmeasured warm-up. */
   run: number;
-  queue: string;
+  source: string;
   messages: number;
-  /** The round fails when no delivery was settled for this long. */
+  /** The round fails when no message was settled for this long. */
   stallTimeoutMs: number;
 }
 
 export interface ConsumeResult {
   run: number;
-  queue: string;
+  source: string;
   messages: number;
-  /** From the call that starts consuming to the `messages`-th ack. */
+  /** From the call that starts consuming to the `messages`-th settlement. */
   ms: number;
+  /** Of `ms`: until the start call resolved (connect, subscribe, Kafka group join). */
+  startMs: number;
   messagesPerSecond: number;
-  /** Deliveries acked (raw: `channel.ack` calls; idemq: `processed` + `duplicate` events). */
+  /** Messages acked (raw: acks / offsets resolved / deletes; idemq: `processed` + `duplicate`). */
   acked: number;
   /** Handler runs, the distinct requestIds among them, and runs for a requestId seen before. */
   handlerRuns: number;

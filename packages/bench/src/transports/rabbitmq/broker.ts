@@ -1,34 +1,7 @@
 import { once } from 'node:events';
 import { RABBITMQ_DEFAULTS, type RabbitmqTransport, rabbitmq } from '@idemq/rabbitmq';
 import amqplib, { type Channel, type ChannelModel } from 'amqplib';
-
-/** One message as the bench publishes it. */
-export interface QueuedMessage {
-  requestId: string;
-  /** Small JSON body (about 60 bytes). */
-  body: string;
-}
-
-/** `count` messages with unique requestIds under `prefix`, and small JSON bodies. */
-export function makeMessages(prefix: string, count: number): QueuedMessage[] {
-  const messages: QueuedMessage[] = [];
-  for (let i = 0; i < count; i++) {
-    messages.push({
-      requestId: `${prefix}:${i}`,
-      body: JSON.stringify({ orderId: i, amountCents: 1999 + (i % 100), currency: 'EUR' }),
-    });
-  }
-  return messages;
-}
-
-/** What the broker held for one source after its round. */
-export interface QueueState {
-  /** Ready messages left in the queue: 0 when every message was acked. */
-  ready: number;
-  consumers: number;
-  /** Messages in the source's dead-letter queue. */
-  deadLetters: number;
-}
+import type { BenchBroker, QueuedMessage, SourceState } from '../broker.js';
 
 /**
  * The bench's side of RabbitMQ: declares each round's queue exactly as `rabbitmq({ url })`
@@ -39,28 +12,26 @@ export interface QueueState {
  * Per source `s` the transport declares the fanout exchange `s`, the queue `s` bound to it, and
  * the dead-letter exchange and queue `s.dlq`; a retry would add tier queues `s.retry.<ms>`.
  */
-export class BenchBroker {
+export class RabbitmqBroker implements BenchBroker {
   /** Sources declared and not yet removed. */
   private readonly live = new Set<string>();
-  /** Every source this broker ever declared, to prove none is left at the end. */
-  private readonly declared: string[] = [];
 
   private constructor(
     private readonly connection: ChannelModel,
     private readonly declarer: RabbitmqTransport,
-    readonly version: string,
+    readonly description: string,
   ) {}
 
-  static async open(url: string, queueType: 'quorum' | 'classic'): Promise<BenchBroker> {
+  static async open(url: string, queueType: 'quorum' | 'classic'): Promise<RabbitmqBroker> {
     const connection = await amqplib.connect(url, {
       clientProperties: { connection_name: 'idemq-bench admin' },
     });
     connection.on('error', () => undefined); // reported by the failing call
     const declarer = rabbitmq({ url, queueType, connectionName: 'idemq-bench declare' });
-    return new BenchBroker(
+    return new RabbitmqBroker(
       connection,
       declarer,
-      connection.connection.serverProperties.version ?? 'unknown',
+      `RabbitMQ ${connection.connection.serverProperties.version ?? 'unknown'} (${queueType} queues)`,
     );
   }
 
@@ -70,7 +41,6 @@ export class BenchBroker {
    */
   async fill(source: string, messages: readonly QueuedMessage[]): Promise<void> {
     this.live.add(source);
-    this.declared.push(source);
     const { queue } = await this.declarer.declare(source);
     const channel = await this.connection.createConfirmChannel();
     channel.on('error', () => undefined);
@@ -93,27 +63,21 @@ export class BenchBroker {
     }
     const deadline = performance.now() + 10_000;
     for (;;) {
-      const { ready } = await this.inspect(source);
-      if (ready === messages.length) return;
+      const { left } = await this.inspect(source);
+      if (left === messages.length) return;
       if (performance.now() > deadline) {
-        throw new Error(
-          `queue ${queue} holds ${ready} messages, ${messages.length} were confirmed`,
-        );
+        throw new Error(`queue ${queue} holds ${left} messages, ${messages.length} were confirmed`);
       }
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
   }
 
-  /** Ready messages and consumers of `source`'s queue, and its dead letters. */
-  async inspect(source: string): Promise<QueueState> {
+  /** Ready messages of `source`'s queue (0 once every message was acked), and its dead letters. */
+  async inspect(source: string): Promise<SourceState> {
     const queue = await this.check(source);
     const deadLetters = await this.check(`${source}.dlq`);
     if (!queue || !deadLetters) throw new Error(`the queues of ${source} do not exist`);
-    return {
-      ready: queue.messageCount,
-      consumers: queue.consumerCount,
-      deadLetters: deadLetters.messageCount,
-    };
+    return { left: queue.messageCount, deadLetters: deadLetters.messageCount };
   }
 
   /**
@@ -133,9 +97,12 @@ export class BenchBroker {
   }
 
   /** Sources whose queue or dead-letter queue still exists on the broker. */
-  async leftovers(): Promise<string[]> {
+  /** Nothing to settle: `remove` deletes at once. */
+  async settle(): Promise<void> {}
+
+  async existing(sources: readonly string[]): Promise<string[]> {
     const left: string[] = [];
-    for (const source of this.declared) {
+    for (const source of sources) {
       if ((await this.check(source)) || (await this.check(`${source}.dlq`))) left.push(source);
     }
     return left;
