@@ -7,8 +7,8 @@
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { randomSeed } from '@idemq/core/testing';
 import { storeNames, transportNames, UnsupportedAdapterError } from './adapters.js';
-import { randomSeed } from './faults.js';
 import { type ProgressStream, startProgress } from './progress.js';
 import { createScenario, SCENARIO_DEFAULTS, type ScenarioOptions } from './scenario.js';
 import { formatJson, formatSummary, violations } from './summary.js';

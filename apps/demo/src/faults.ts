@@ -4,6 +4,7 @@
  * (seed, sequence number, attempt), never of call order, so a run with the same `--seed` meets
  * the same faults however the consumers interleave.
  */
+import { seededRandom } from '@idemq/core/testing';
 
 /** How a duplicate copy is published. */
 export type DuplicateKind =
@@ -76,14 +77,9 @@ export function planFaults(options: FaultPlanOptions): FaultPlan {
   };
 }
 
-/** A 32-bit seed from anything `Math.random` gives; printed so a run can be repeated. */
-export function randomSeed(): number {
-  return Math.floor(Math.random() * 0x1_0000_0000) >>> 0;
-}
-
-/** Fisher–Yates over 0 … n − 1 with a seeded mulberry32 stream. */
+/** Fisher–Yates over 0 … n − 1 with a seeded random stream. */
 function shuffled(n: number, seed: number): number[] {
-  const next = mulberry32(seed);
+  const next = seededRandom(seed);
   const order = Array.from({ length: n }, (_, i) => i);
   for (let i = n - 1; i > 0; i--) {
     const j = Math.floor(next() * (i + 1));
@@ -92,17 +88,6 @@ function shuffled(n: number, seed: number): number[] {
     order[j] = tmp;
   }
   return order;
-}
-
-function mulberry32(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 0x1_0000_0000;
-  };
 }
 
 /** Combines two integers into a well-mixed 32-bit hash (murmur3's finaliser). */

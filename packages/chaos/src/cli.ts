@@ -9,9 +9,9 @@
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { randomSeed } from '@idemq/core/testing';
 import { ensureServices, serviceUrls } from '@idemq/services';
 import { figuresTable, writeFigures } from './figures.js';
-import { randomSeed } from './random.js';
 import { runScenario } from './runScenario.js';
 import { boundedScenario, SCENARIO_IDS } from './scenarios.js';
 import { StoreServer } from './storeServer.js';

@@ -1,6 +1,6 @@
+import { seededRandom } from '@idemq/core/testing';
 import { describe, expect, it } from 'vitest';
 import { planPublishing } from './publisher.js';
-import { seededRandom } from './random.js';
 
 describe('planPublishing', () => {
   it('sends about the asked share of ids two or more times, every id at least once', () => {

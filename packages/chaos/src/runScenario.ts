@@ -5,6 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { seededRandom } from '@idemq/core/testing';
 import { redisStore } from '@idemq/redis';
 import { Redis } from 'ioredis';
 import { type AuditReport, audit } from './audit.js';
@@ -12,7 +13,6 @@ import { faultSequence } from './faults.js';
 import type { FiguresRow } from './figures.js';
 import { Ledger } from './ledger.js';
 import { planPublishing, publishAll } from './publisher.js';
-import { seededRandom } from './random.js';
 import type { Scenario } from './scenarios.js';
 import { STORE_PROFILE, type StoreServer } from './storeServer.js';
 import { BAD_INPUT_KINDS, expectedCodeFamily } from './transports/badInputs.js';

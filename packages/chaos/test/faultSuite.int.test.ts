@@ -1,11 +1,11 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { randomSeed } from '@idemq/core/testing';
 import { serviceUrls } from '@idemq/services';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FiguresRow, figuresTable, writeFigures } from '../src/figures.js';
-import { randomSeed } from '../src/random.js';
 import { runScenario } from '../src/runScenario.js';
-import { boundedScenario, type ScenarioId } from '../src/scenarios.js';
+import { boundedScenario, SCENARIO_IDS, type ScenarioId } from '../src/scenarios.js';
 import { StoreServer } from '../src/storeServer.js';
 import { TRANSPORT_NAMES } from '../src/transports/spec.js';
 
@@ -16,16 +16,8 @@ import { TRANSPORT_NAMES } from '../src/transports/spec.js';
  * twice, every dead letter accounted for, no handler run without a claim.
  */
 
-const SCENARIOS: ScenarioId[] = [
-  'F01',
-  'F02',
-  'F03',
-  'F04',
-  'F05-heartbeat',
-  'F05-no-heartbeat',
-  'F06',
-  'F07',
-];
+/** Every scenario but the soak, which is for the CLI. */
+const SCENARIOS = SCENARIO_IDS.filter((id): id is Exclude<ScenarioId, 'soak'> => id !== 'soak');
 const seed = Number(process.env.CHAOS_SEED ?? randomSeed());
 const urls = serviceUrls();
 const rows: FiguresRow[] = [];

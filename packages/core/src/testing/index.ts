@@ -1,2 +1,3 @@
 export { type FaultyStore, faultyStore } from './faultyStore.js';
 export { type ManualClock, manualClock } from './manualClock.js';
+export { randomSeed, seededRandom } from './seededRandom.js';

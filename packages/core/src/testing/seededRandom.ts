@@ -1,4 +1,7 @@
-/** A seeded random stream (mulberry32), so a run's faults and duplicates can be replayed. */
+/**
+ * A seeded stream of numbers in [0, 1) (mulberry32): fault plans, duplicates and shuffles that a
+ * printed seed replays exactly. For tests and simulations, not for anything secret.
+ */
 export function seededRandom(seed: number): () => number {
   let state = seed >>> 0;
   return () => {
@@ -10,6 +13,7 @@ export function seededRandom(seed: number): () => number {
   };
 }
 
+/** A fresh 32-bit seed, to print so that a run can be repeated. */
 export function randomSeed(): number {
   return Math.floor(Math.random() * 0x1_0000_0000) >>> 0;
 }
