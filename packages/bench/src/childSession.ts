@@ -86,12 +86,12 @@ function requester<Init, Request, Result, End>(child: ChildProcess) {
       }
       child.on('message', onMessage);
       child.on('exit', onExit);
-      // A child killed meanwhile (Ctrl-C) fails the send (ERR_IPC_CHANNEL_CLOSED): reject
-      // instead of an 'error' event.
+      // A child killed meanwhile (Ctrl-C) fails the send (ERR_IPC_CHANNEL_CLOSED, or EPIPE when
+      // it dies mid-write): reject instead of an 'error' event.
       child.send(message, (error) => {
         if (!error) return;
         cleanup();
-        reject(error);
+        reject(new Error(`bench session is gone, cannot ${message.type} (${error.message})`));
       });
     });
 }
