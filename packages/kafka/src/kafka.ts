@@ -253,7 +253,6 @@ export function kafka(options: KafkaTransportOptions): KafkaTransport {
         {
           client,
           producer: getProducer,
-          admin: getAdmin,
           logger,
           onClosed: (closed) => subscriptions.delete(closed),
         },

@@ -38,7 +38,6 @@ export interface SubscriptionSettings {
 export interface SubscriptionDeps {
   client: KafkaClient;
   producer(): ProducerClient;
-  admin(): AdminClient;
   logger: Logger;
   /** Called once the subscription is closed. */
   onClosed(subscription: KafkaSubscription): void;
@@ -82,6 +81,8 @@ export class KafkaSubscription implements Subscription {
   private started = false;
   private stopped = false;
   private closing: Promise<void> | undefined;
+  /** Opened on first use by `ownAdmin()`, closed with the subscription. */
+  private admin: AdminClient | undefined;
   private takeover: Promise<void> = Promise.resolve();
   private pumpScheduled = false;
   private wakeTimer: NodeJS.Timeout | undefined;
@@ -135,6 +136,7 @@ export class KafkaSubscription implements Subscription {
     await this.consumer.stop().catch((error: unknown) => {
       this.deps.logger.warn({ error: String(error) }, 'idemq kafka: consumer disconnect failed');
     });
+    await this.admin?.close().catch(() => undefined);
     this.deps.onClosed(this);
   }
 
@@ -178,6 +180,17 @@ export class KafkaSubscription implements Subscription {
     this.takeover = this.learnTakeover(fresh);
   }
 
+  /**
+   * This subscription's own admin client, opened on first use. Not the transport's shared one:
+   * kafkajs asks metadata for every topic a client ever looked up, and once one of them is
+   * deleted each refresh fails and is retried for a minute (kafkajs #651, #1622) — a new
+   * subscription must not inherit the topics of subscriptions before it.
+   */
+  private ownAdmin(): AdminClient {
+    this.admin ??= this.deps.client.admin();
+    return this.admin;
+  }
+
   /** Learns where each new partition ended when this member took it over (for `redelivered`). */
   private async learnTakeover(lanes: readonly PartitionLane[]): Promise<void> {
     const topics = new Set(lanes.map((lane) => lane.topic));
@@ -185,7 +198,7 @@ export class KafkaSubscription implements Subscription {
       [...topics].map(async (topic) => {
         let ends: Map<number, bigint> | undefined;
         try {
-          const watermarks = await withRetries(() => this.deps.admin().watermarks(topic));
+          const watermarks = await withRetries(() => this.ownAdmin().watermarks(topic));
           ends = new Map([...watermarks].map(([partition, { high }]) => [partition, high]));
         } catch (error) {
           // Unknown: every message counts as possibly delivered before, which is never wrong.

@@ -211,6 +211,37 @@ describe('kafka transport on a real broker', () => {
     expect(spy.all('acked', id).map((r) => r.data.ok)).toEqual([true]);
   }, 40_000);
 
+  // kafkajs asks metadata for every topic a client ever looked up; once one is deleted, each
+  // refresh of that client fails and is retried for ~60 s (kafkajs #651, #1622). Before each
+  // subscription had its own admin, the second start below took 64 s instead of 1 s.
+  it('a topic deleted after its subscription closed does not stall the next subscribe on the same transport', async () => {
+    const consuming = transport();
+    const publisher = transport();
+    const store = memoryStore();
+    const [first, second] = [topicName('deleted'), topicName('after-delete')];
+    await createTopics([first, `${first}.dlq`, second, `${second}.dlq`], 1);
+    const consumeOne = async (topic: string) => {
+      const spy = new HandlerSpy({ timeoutMs: 10_000 });
+      const consumer = createConsumer({
+        transport: spy.wrapTransport(consuming),
+        store,
+        source: topic,
+        scope: 'deleted-topic',
+        handler: spy.wrapHandler(() => undefined),
+      });
+      spy.watch(consumer);
+      await consumer.start();
+      const id = `${topic}-1`;
+      await publisher.publish(topic, { requestId: id, body: {} });
+      await spy.waitFor(id, 'processed');
+      await consumer.stop();
+    };
+    await consumeOne(first);
+    await (await admin()).deleteTopics({ topics: [first] });
+    // Within the test's timeout (30 s): the stall this guards against lasted over a minute.
+    await consumeOne(second);
+  });
+
   it('retry topic: the retried message travels through <source>.retry with its attempt, the source is committed', async () => {
     const topic = topicName('retry-topic');
     await createTopics([topic, `${topic}.dlq`], 1);
