@@ -106,7 +106,12 @@ export {
   memoryTransport,
   TransportClosedError,
 } from './transport/memoryTransport.js';
-export { type NativeSettlement, type Settlement, settleOnce } from './transport/settleOnce.js';
+export {
+  type NativeSettlement,
+  type Settlement,
+  settledDelivery,
+  settleOnce,
+} from './transport/settleOnce.js';
 export {
   type AttemptSource,
   type Capabilities,

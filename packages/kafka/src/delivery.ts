@@ -1,9 +1,4 @@
-import {
-  type Delivery,
-  type IncomingMessage,
-  type NativeSettlement,
-  settleOnce,
-} from '@idemq/core';
+import type { IncomingMessage } from '@idemq/core';
 import { readHeaders } from './headers.js';
 import type { LaneMessage, PartitionLane } from './partitionWorker.js';
 
@@ -51,21 +46,5 @@ export function incomingMessage(
     attemptSource: 'emulated',
     redelivered: message.redelivered || takenOver,
     raw,
-  };
-}
-
-/** A delivery whose verbs go through core's settle-once guard to `native`. */
-export function toDelivery(message: IncomingMessage, native: NativeSettlement): Delivery {
-  const settlement = settleOnce(native);
-  return {
-    message,
-    get settled() {
-      return settlement.settled;
-    },
-    ack: settlement.ack,
-    retry: settlement.retry,
-    reject: settlement.reject,
-    release: settlement.release,
-    extendLease: settlement.extendLease,
   };
 }

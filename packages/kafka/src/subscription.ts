@@ -5,6 +5,7 @@ import type {
   SubscribeRequest,
   Subscription,
 } from '@idemq/core';
+import { settledDelivery } from '@idemq/core';
 import type {
   AdminClient,
   ConsumerClient,
@@ -17,7 +18,7 @@ import type {
 } from './client.js';
 import { Committer } from './committer.js';
 import { deadLetterRecord } from './deadLetter.js';
-import { incomingMessage, toDelivery } from './delivery.js';
+import { incomingMessage } from './delivery.js';
 import { type LaneMessage, PartitionLane } from './partitionWorker.js';
 import { type RetryMode, readRetryHeaders, retryRecord } from './retry.js';
 
@@ -309,18 +310,21 @@ export class KafkaSubscription implements Subscription {
     const handout: Handout = { lane, message, state: 'out' };
     this.handouts.add(handout);
     this.inFlight += 1;
-    const delivery = toDelivery(incomingMessage(lane, message, this.settings.requestIdHeader), {
-      isValid: () => handout.state === 'out' && lane.state === 'active',
-      ack: async () => this.finish(handout),
-      retry: (options) => this.retry(handout, options),
-      reject: (options) => this.reject(handout, options),
-      release: async () => this.giveBack(handout),
-      extendLease: async () => {
-        // The session is kept alive by the fetch loop; a heartbeat now only shortens how long
-        // a rebalance goes unnoticed.
-        await this.consumer.heartbeat().catch(() => undefined);
+    const delivery = settledDelivery(
+      incomingMessage(lane, message, this.settings.requestIdHeader),
+      {
+        isValid: () => handout.state === 'out' && lane.state === 'active',
+        ack: async () => this.finish(handout),
+        retry: (options) => this.retry(handout, options),
+        reject: (options) => this.reject(handout, options),
+        release: async () => this.giveBack(handout),
+        extendLease: async () => {
+          // The session is kept alive by the fetch loop; a heartbeat now only shortens how long
+          // a rebalance goes unnoticed.
+          await this.consumer.heartbeat().catch(() => undefined);
+        },
       },
-    });
+    );
     try {
       this.request.onDelivery(delivery);
     } catch (thrown) {

@@ -4,7 +4,7 @@ import {
   type IncomingMessage,
   type RejectOptions,
   type RetryOptions,
-  settleOnce,
+  settledDelivery,
 } from '@idemq/core';
 import type { ConsumeMessage, Options } from 'amqplib';
 import type { ConfirmTracker } from './confirms.js';
@@ -139,7 +139,7 @@ export function createDelivery(
     );
   };
 
-  const settlement = settleOnce({
+  const settled = settledDelivery(incoming, {
     isValid: () => on.open,
     ack: async () => {
       try {
@@ -179,19 +179,10 @@ export function createDelivery(
     extendLease: async () => {},
   });
 
-  const delivery: RabbitmqDelivery = {
-    message: incoming,
-    get settled() {
-      return settlement.settled;
-    },
-    ack: settlement.ack,
-    retry: settlement.retry,
-    reject: settlement.reject,
-    release: settlement.release,
-    extendLease: settlement.extendLease,
-    giveBack: settlement.release,
-    postpone: (delayMs) => settlement.retry({ delayMs, [POSTPONE]: true } as RetryOptions),
-  };
+  const delivery: RabbitmqDelivery = Object.assign(settled, {
+    giveBack: settled.release,
+    postpone: (delayMs: number) => settled.retry({ delayMs, [POSTPONE]: true } as RetryOptions),
+  });
   return delivery;
 }
 

@@ -13,11 +13,10 @@ import {
   type QueuedMessage,
   toIncoming,
 } from './memoryBroker.js';
-import { settleOnce } from './settleOnce.js';
+import { settledDelivery } from './settleOnce.js';
 import {
   type Capabilities,
   DeadLetterHeaders,
-  type Delivery,
   type OutgoingMessage,
   type PublishReceipt,
   type SubscribeRequest,
@@ -203,7 +202,7 @@ class MemorySubscription implements Subscription, BrokerSubscriber {
     if (leaseMs !== undefined) armLease(leaseMs);
     this.unsettled.set(queued, (countAttempt) => finish(giveBack(countAttempt)));
 
-    const settlement = settleOnce({
+    const delivery = settledDelivery(toIncoming(queued, source), {
       isValid: () => valid,
       ack: async () => finish(() => {}),
       retry: async ({ delayMs }) =>
@@ -232,17 +231,6 @@ class MemorySubscription implements Subscription, BrokerSubscriber {
       },
     });
 
-    const delivery: Delivery = {
-      message: toIncoming(queued, source),
-      get settled() {
-        return settlement.settled;
-      },
-      ack: settlement.ack,
-      retry: settlement.retry,
-      reject: settlement.reject,
-      release: settlement.release,
-      extendLease: settlement.extendLease,
-    };
     // Deliver on a later tick, as a network would: never re-enter the caller's stack.
     queueMicrotask(() => this.request.onDelivery(delivery));
   }

@@ -1,4 +1,4 @@
-import type { RejectOptions, RetryOptions } from './Transport.js';
+import type { Delivery, IncomingMessage, RejectOptions, RetryOptions } from './Transport.js';
 
 /**
  * The broker calls behind the settlement verbs of one delivery. `settleOnce` marks the delivery
@@ -54,4 +54,12 @@ export function settleOnce(native: NativeSettlement): Settlement {
   }
 
   return settlement;
+}
+
+/**
+ * A delivery of `message` whose verbs go through `settleOnce(native)`: the settlement object
+ * itself with the message added, so `settled` stays a plain field (no getter per delivery).
+ */
+export function settledDelivery(message: IncomingMessage, native: NativeSettlement): Delivery {
+  return Object.assign(settleOnce(native), { message });
 }
