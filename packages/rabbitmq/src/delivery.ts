@@ -7,14 +7,16 @@ import {
   settledDelivery,
 } from '@idemq/core';
 import type { ConsumeMessage, Options } from 'amqplib';
+import type { ChannelAcks } from './acks.js';
 import type { ConfirmTracker } from './confirms.js';
-import { TransportUnavailableError } from './errors.js';
 import { capText, copyOptions, InternalHeaders } from './headers.js';
 import type { SubscriptionTopology, Topology } from './topology.js';
 
 /** The channel a message was delivered on: its delivery tags mean nothing on any other. */
 export interface DeliveryChannel {
   readonly tracker: ConfirmTracker;
+  /** Acks and requeues of its deliveries (acks batched per event-loop turn). */
+  readonly acks: ChannelAcks;
   /** False once the channel closed (or its connection did): the broker took the message back. */
   readonly open: boolean;
 }
@@ -41,7 +43,7 @@ export interface RabbitmqDelivery extends Delivery {
  * wins, later ones resolve `false` without reaching the broker: a second ack of one delivery tag
  * would close the channel with 406 PRECONDITION_FAILED).
  *
- * - ack: `basic.ack`.
+ * - ack: `basic.ack`, batched per event-loop turn (`ChannelAcks`: one `multiple` ack for a run).
  * - retry: a copy with attempt + 1 is published (confirmed) to the source queue — through a TTL
  *   tier queue for a delay — and only then the original is acked. Never the other way round: an
  *   ack first would lose the message if the publish failed. A crash in between leaves both: a
@@ -61,7 +63,6 @@ export function createDelivery(
   context: DeliveryContext,
 ): RabbitmqDelivery {
   const { names, topology } = context;
-  const channel = on.tracker.channel;
   let done = false;
   const finish = () => {
     if (done) return;
@@ -69,31 +70,8 @@ export function createDelivery(
     context.onSettled(delivery);
   };
 
-  const ack = () => {
-    if (!on.open) {
-      throw new TransportUnavailableError(
-        'The channel closed before the ack; RabbitMQ redelivers the message',
-      );
-    }
-    try {
-      channel.ack(message);
-    } catch (error) {
-      throw new TransportUnavailableError(
-        'The channel closed before the ack; RabbitMQ redelivers the message',
-        { cause: error },
-      );
-    }
-  };
-
   /** No confirmed copy: hand the original back rather than lose it or hold it forever. */
-  const requeueOriginal = () => {
-    if (!on.open) return; // the broker requeues it by itself
-    try {
-      channel.nack(message, false, true);
-    } catch {
-      // The channel died meanwhile: requeued by the broker all the same.
-    }
-  };
+  const requeueOriginal = () => on.acks.requeue(message);
 
   /** Publishes a copy and acks the original once the copy is confirmed. */
   const replaceWith = async (exchange: string, routingKey: string, options: Options.Publish) => {
@@ -105,12 +83,9 @@ export function createDelivery(
     } finally {
       finish();
     }
-    if (!on.open) return; // gone after the confirm: the original comes back too — a duplicate
-    try {
-      channel.ack(message);
-    } catch {
-      // Same: the copy stands, the requeued original is a duplicate that idempotency absorbs.
-    }
+    // A channel gone after the confirm gives the original back too: the copy stands, and the
+    // original is a duplicate that idempotency absorbs.
+    await on.acks.ack(message).catch(() => undefined);
   };
 
   /** A copy back into the source queue, straight or through the tier queue of `delayMs`. */
@@ -143,7 +118,7 @@ export function createDelivery(
     isValid: () => on.open,
     ack: async () => {
       try {
-        ack();
+        await on.acks.ack(message);
       } finally {
         finish();
       }

@@ -1,5 +1,6 @@
 import type { SubscribeRequest, Subscription } from '@idemq/core';
 import type { ConsumeMessage } from 'amqplib';
+import { ChannelAcks } from './acks.js';
 import { ConfirmTracker } from './confirms.js';
 import { type Connector, isConnectionLoss, reconnectDelayMs } from './connection.js';
 import { createDelivery, type DeliveryChannel, type RabbitmqDelivery } from './delivery.js';
@@ -101,6 +102,7 @@ export class RabbitmqSubscription implements Subscription {
     this.current = undefined;
     if (holder) {
       holder.open = false;
+      holder.acks.close();
       await holder.tracker.channel.close().catch(() => undefined);
     }
     this.end();
@@ -129,6 +131,7 @@ export class RabbitmqSubscription implements Subscription {
     const channel = await live.model.createConfirmChannel();
     const holder: ConsumerChannel = {
       tracker: new ConfirmTracker(channel),
+      acks: new ChannelAcks(channel),
       open: true,
       consumerTag: undefined,
       unsettled: new Set(),
@@ -147,6 +150,7 @@ export class RabbitmqSubscription implements Subscription {
       await this.consume(holder);
     } catch (error) {
       holder.open = false;
+      holder.acks.close();
       if (this.current === holder) this.current = undefined;
       await channel.close().catch(() => undefined);
       throw error;
@@ -169,6 +173,7 @@ export class RabbitmqSubscription implements Subscription {
     } else if (this.state === 'closed') {
       // The transport closed meanwhile: nothing will settle on this channel.
       holder.open = false;
+      holder.acks.close();
       await holder.tracker.channel.close().catch(() => undefined);
     }
   }
@@ -193,6 +198,7 @@ export class RabbitmqSubscription implements Subscription {
   private deliver(holder: ConsumerChannel, message: ConsumeMessage): void {
     const names = this.names as SubscriptionTopology;
     const { source } = this.request;
+    holder.acks.delivered(message);
     const incoming = toIncoming(message, source, this.context.settings.queueType);
     const delivery = createDelivery(message, incoming, holder, {
       source,
@@ -240,6 +246,7 @@ export class RabbitmqSubscription implements Subscription {
 
   private channelClosed(holder: ConsumerChannel): void {
     holder.open = false;
+    holder.acks.close();
     holder.unsettled.clear();
     if (this.current !== holder) return;
     this.current = undefined;
