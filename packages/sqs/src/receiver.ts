@@ -103,6 +103,7 @@ export class SqsSubscription implements Subscription {
   private readonly gate: GroupGate<Received> | undefined;
   private readonly maxPolls: number;
   private failures = 0;
+  private pumpScheduled = false;
   private pause: NodeJS.Timeout | undefined;
   private closing: Promise<void> | undefined;
   private stopping: Promise<void> | undefined;
@@ -173,11 +174,16 @@ export class SqsSubscription implements Subscription {
     return this.request.maxInFlight - this.reserved - this.renewing - this.handedOut.size - waiting;
   }
 
-  /** Starts as many polls as capacity and the poll limit allow. */
+  /**
+   * Starts as many polls as capacity and the poll limit allow. While a poll is out, another
+   * waits for a full receive's worth of free slots: a `ReceiveMessage` costs the broker about as
+   * much as the messages it brings, so one per settled delivery would double its work.
+   */
   private pump(): void {
+    const fullReceive = Math.min(MAX_RECEIVE, this.request.maxInFlight);
     while (this.state === 'running' && !this.pause && this.polls.size < this.maxPolls) {
       const count = Math.min(MAX_RECEIVE, this.free());
-      if (count < 1) return;
+      if (count < 1 || (count < fullReceive && this.polls.size > 0)) return;
       this.reserved += count;
       const poll: Promise<void> = this.poll(count)
         .catch((error: unknown) => this.unexpected(error))
@@ -320,7 +326,21 @@ export class SqsSubscription implements Subscription {
       if (back.length > 0) void this.giveBackItems(back);
       if (next) this.handAfterWaiting(next).catch((error: unknown) => this.unexpected(error));
     }
-    this.pump();
+    this.pumpSoon();
+  }
+
+  /**
+   * Pumps at the end of this event-loop turn: settlements come in bursts (the acks of one
+   * `DeleteMessageBatch` answer together), and pumping on the first would start a receive for
+   * one message.
+   */
+  private pumpSoon(): void {
+    if (this.pumpScheduled) return;
+    this.pumpScheduled = true;
+    setImmediate(() => {
+      this.pumpScheduled = false;
+      this.pump();
+    });
   }
 
   /**

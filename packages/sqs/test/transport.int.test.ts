@@ -204,6 +204,36 @@ describe('settlement', () => {
     expect(await queueDepth(admin, url)).toEqual({ ready: 0, inFlight: 0, delayed: 0 });
   });
 
+  it('under load, a receive asks for a full batch of 10 rather than one per settled delivery', async () => {
+    const name = uniqueQueueName('receives');
+    const url = await queues.create(name);
+    const transport = connect({ ackBatchWindowMs: 0 });
+    const total = 200;
+    for (let i = 0; i < total; i += 20) {
+      await Promise.all(
+        Array.from({ length: 20 }, (_, j) =>
+          transport.publish(name, { requestId: `m-${i + j}`, body: `${i + j}` }),
+        ),
+      );
+    }
+    const send = vi.spyOn(transport.client, 'send');
+    // Settled one by one as they come, so slots free up one at a time.
+    const { spy } = await subscribe(transport, name, (delivery) => void delivery.ack(), 30);
+    await spy.waitForCount('acked', total);
+    const asked = send.mock.calls
+      .map(([command]) => command.input as { MaxNumberOfMessages?: number })
+      .filter((_input, i) => send.mock.calls[i]?.[0].constructor.name === 'ReceiveMessageCommand')
+      .map((input) => input.MaxNumberOfMessages ?? 1);
+    const received = asked.reduce((sum, n) => sum + n, 0);
+    // 200 messages in receives of 10, plus what the three polls ask for once the queue is empty.
+    expect(
+      asked.filter((n) => n < 10).length,
+      `receives asked for ${asked.join(',')}`,
+    ).toBeLessThanOrEqual(3);
+    expect(received).toBeGreaterThanOrEqual(total);
+    expect(await queueDepth(admin, url)).toEqual({ ready: 0, inFlight: 0, delayed: 0 });
+  });
+
   it('retry past 12 h from the receive throws DelayTooLongError and leaves the delivery unsettled', async () => {
     const name = uniqueQueueName('delay');
     await queues.create(name);
