@@ -42,6 +42,13 @@ async function main(): Promise<number> {
   const storeServer = await StoreServer.start();
   const rows = [];
   let failed = false;
+  // Ctrl-C: the run in progress stops and removes its queues, topics and keys; twice: quit now.
+  const interrupt = new AbortController();
+  process.once('SIGINT', () => {
+    console.error('[chaos] interrupted: removing what the run created (Ctrl-C again to quit now)');
+    interrupt.abort(new Error('interrupted'));
+    process.once('SIGINT', () => process.exit(130));
+  });
   try {
     for (const transport of transports) {
       for (const id of scenarios) {
@@ -61,6 +68,7 @@ async function main(): Promise<number> {
           seed,
           timeoutMs: minutes * 60_000,
           log: (line) => console.error(`[chaos] ${line}`),
+          signal: interrupt.signal,
         });
         rows.push(result.row);
         for (const failure of result.failures) console.error(`[chaos] FAIL ${failure}`);
@@ -68,6 +76,10 @@ async function main(): Promise<number> {
         console.log(figuresTable([result.row]));
       }
     }
+  } catch (error) {
+    if (!interrupt.signal.aborted) throw error;
+    console.error('[chaos] interrupted: cleaned up; no figures written');
+    return 130;
   } finally {
     await storeServer.destroy();
   }

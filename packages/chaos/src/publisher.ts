@@ -3,6 +3,7 @@
  * duplicate copy goes out right behind its original (both race for the record) or later (it must
  * be skipped as a duplicate).
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Transport } from '@idemq/core';
 import type { ChaosBody } from './worker.js';
 
@@ -61,18 +62,20 @@ export async function publishAll(
   destination: string,
   order: readonly PublishItem[],
   overMs: number,
+  signal?: AbortSignal,
   parallel = 32,
 ): Promise<void> {
   const startedAt = performance.now();
   let next = 0;
   const lane = async () => {
     while (next < order.length) {
+      signal?.throwIfAborted();
       const index = next++;
       const item = order[index]!;
       if (overMs > 0) {
         const due = startedAt + (overMs * index) / order.length;
         const wait = due - performance.now();
-        if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+        if (wait > 0) await sleep(wait, undefined, { signal });
       }
       await transport.publish(destination, { requestId: item.requestId, body: item.body });
     }

@@ -34,6 +34,8 @@ export interface RunOptions {
   timeoutMs: number;
   /** Progress lines (default: none). */
   log?: (line: string) => void;
+  /** Aborted (Ctrl-C): the run stops where it is, removes what it created and rejects. */
+  signal?: AbortSignal;
 }
 
 export interface RunResult {
@@ -80,6 +82,7 @@ export async function runScenario(options: RunOptions): Promise<RunResult> {
   let settled = false;
   const failures: string[] = [];
   try {
+    const interrupted = () => options.signal?.aborted === true;
     const deadLetters = await readDeadLetters(kit.transport, kit.deadLetterSource, ledger);
     await pool.start(scenario.consumers);
     log(`${options.transport} ${scenario.id}: ${pool.size} consumers up`);
@@ -100,8 +103,10 @@ export async function runScenario(options: RunOptions): Promise<RunResult> {
     let injecting = true;
     const injector = (async () => {
       for (let fault = sequence.next(); fault && !settled; fault = sequence.next()) {
-        await sleep(scenario.faultEveryMs);
-        if (settled) break;
+        await sleep(scenario.faultEveryMs, undefined, { signal: options.signal }).catch(
+          () => undefined,
+        );
+        if (settled || interrupted()) break;
         if (fault === 'kill') {
           await pool.killOne(random);
           faults.kills++;
@@ -121,7 +126,7 @@ export async function runScenario(options: RunOptions): Promise<RunResult> {
     for (let copy = 0; copy < scenario.badInputCopies; copy++) {
       for (const kind of badKinds) await kit.publishBad(kind);
     }
-    await publishAll(kit.transport, kit.source, plan.order, publishOverMs);
+    await publishAll(kit.transport, kit.source, plan.order, publishOverMs, options.signal);
     log(`${options.transport} ${scenario.id}: published ${plan.order.length} copies`);
 
     const badInputs = badKinds.length * scenario.badInputCopies;
@@ -131,6 +136,7 @@ export async function runScenario(options: RunOptions): Promise<RunResult> {
     let quietSince = performance.now();
     let lastLogAt = performance.now();
     while (performance.now() < deadline) {
+      options.signal?.throwIfAborted();
       const [effects, dead] = await Promise.all([ledger.effectCount(), ledger.deadLetterCount()]);
       const progress = `${effects}/${plan.healthy.length} effects, ${dead}/${expectedDead} dead letters`;
       if (progress !== lastProgress) {
