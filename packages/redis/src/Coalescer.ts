@@ -20,7 +20,10 @@ interface InFlightCall {
 }
 
 interface Lane {
-  busy: boolean;
+  /** Calls of this lane on the wire. */
+  sending: number;
+  /** A send is due at the end of this tick. */
+  scheduled: boolean;
   queue: Pending[];
 }
 
@@ -31,14 +34,24 @@ export interface CoalescerOptions {
   timeoutMs: number;
   /** Most keys in one script call, so no call blocks the server for long. */
   maxBatch: number;
+  /**
+   * Calls one lane keeps on the wire at once. With two, the server runs one batch while this
+   * process answers the previous one and gathers the next, instead of each waiting on the other.
+   */
+  callsInFlight: number;
 }
 
 /**
- * Coalesces record operations into few script calls, Nagle-style: when nothing is in flight for
- * a (script, slot) lane an operation is sent at the end of the current tick (with whatever else
- * the tick issued), so an idle store adds no network latency; while a call is in flight,
- * operations queue and leave together in the next call. Throughput then grows
- * with concurrency instead of being bound by one script call per message.
+ * Coalesces record operations into few script calls, Nagle-style: when a (script, slot) lane has
+ * room on the wire an operation is sent at the end of the current tick (with whatever else the
+ * tick issued), so an idle store adds no network latency; while the lane's calls are in flight,
+ * operations queue and leave together in the next call. Throughput then grows with concurrency
+ * instead of being bound by one script call per message.
+ *
+ * Two calls of at most 32 keys per lane, rather than one of up to 256: a burst of 64 claims
+ * leaves as two calls, and the server runs the second while this process handles the replies
+ * to the first. Measured with `pnpm bench` at concurrency 64: 0.66–0.68× → 0.90–0.92× the SET NX
+ * baseline's messages/s in the same runs.
  */
 export class Coalescer {
   private readonly lanes = new Map<string, Lane>();
@@ -48,7 +61,7 @@ export class Coalescer {
    * timer insert and removal and three promises per message.
    */
   private readonly deadlines = new EarliestTimer((now) => this.expire(now));
-  /** Sequential network waits: calls sent together in `runBatch` count once. */
+  /** Sequential network waits: the calls of one `runBatch`, sent together, count once. */
   roundTrips = 0;
 
   constructor(private readonly options: CoalescerOptions) {}
@@ -59,24 +72,33 @@ export class Coalescer {
       const laneId = this.options.perSlot ? `${script}/${keySlot(key)}` : script;
       let lane = this.lanes.get(laneId);
       if (!lane) {
-        lane = { busy: false, queue: [] };
+        lane = { sending: 0, scheduled: false, queue: [] };
         this.lanes.set(laneId, lane);
       }
       const deadline = performance.now() + this.options.timeoutMs;
       lane.queue.push({ key, args, resolve, reject, deadline });
-      if (!lane.busy) {
-        // Sent at the end of this tick, not at once: operations issued together (a burst of
-        // deliveries from one socket read, the completions of one claim reply) then share one
-        // script call, one socket write and one server round, at the cost of one tick.
-        lane.busy = true;
-        process.nextTick(() => void this.drain(script, width, lane));
-      }
+      this.schedule(script, width, lane);
     });
   }
 
   /**
-   * Sends many keys' operations at once, bypassing the lanes: one script call per slot, all in
-   * flight together (one round trip of latency, also on Cluster). Replies in input order.
+   * Sends at the end of this tick, not at once: operations issued together (a burst of
+   * deliveries from one socket read, the completions of one claim reply) then share one script
+   * call, one socket write and one server round, at the cost of one tick.
+   */
+  private schedule(script: ScriptName, width: number, lane: Lane): void {
+    if (lane.scheduled || lane.sending >= this.options.callsInFlight) return;
+    lane.scheduled = true;
+    process.nextTick(() => {
+      lane.scheduled = false;
+      void this.sendQueued(script, width, lane);
+    });
+  }
+
+  /**
+   * Sends many keys' operations at once, bypassing the lanes: a script call per slot and per
+   * `maxBatch` keys, all on the wire together (one round trip of latency, also on Cluster).
+   * Replies in input order.
    */
   async runBatch(
     script: ScriptName,
@@ -91,25 +113,22 @@ export class Coalescer {
       groups.set(group, members);
     });
     const replies: unknown[][] = new Array(entries.length);
-    this.roundTrips += Math.ceil(
-      Math.max(0, ...[...groups.values()].map((g) => g.length)) / this.options.maxBatch,
-    );
-    await Promise.all(
-      [...groups.values()].map(async (indexes) => {
-        for (let start = 0; start < indexes.length; start += this.options.maxBatch) {
-          const chunk = indexes.slice(start, start + this.options.maxBatch);
-          const reply = await this.send(
-            script,
-            width,
-            chunk.map((i) => entries[i] as (typeof entries)[number]),
-            this.options.timeoutMs,
-          );
-          chunk.forEach((entryIndex, i) => {
-            replies[entryIndex] = reply.slice(i * width, (i + 1) * width);
-          });
-        }
-      }),
-    );
+    if (entries.length > 0) this.roundTrips += 1;
+    const calls: Promise<void>[] = [];
+    for (const indexes of groups.values()) {
+      for (let start = 0; start < indexes.length; start += this.options.maxBatch) {
+        const chunk = indexes.slice(start, start + this.options.maxBatch);
+        const batch = chunk.map((i) => entries[i] as (typeof entries)[number]);
+        calls.push(
+          this.send(script, width, batch, this.options.timeoutMs).then((reply) => {
+            chunk.forEach((entryIndex, i) => {
+              replies[entryIndex] = reply.slice(i * width, (i + 1) * width);
+            });
+          }),
+        );
+      }
+    }
+    await Promise.all(calls);
     return replies;
   }
 
@@ -175,27 +194,30 @@ export class Coalescer {
     return next === Number.POSITIVE_INFINITY ? undefined : next;
   }
 
-  private async drain(script: ScriptName, width: number, lane: Lane): Promise<void> {
-    lane.busy = true;
-    while (lane.queue.length > 0) {
-      const batch = lane.queue.splice(0, this.options.maxBatch);
-      let earliest = Number.POSITIVE_INFINITY;
-      for (const p of batch) if (p.deadline < earliest) earliest = p.deadline;
-      const budgetMs = earliest - performance.now();
-      this.roundTrips += 1;
-      try {
-        const reply = await this.send(script, width, batch, budgetMs);
-        if (batch.length === 1) (batch[0] as Pending).resolve(reply);
-        else {
-          batch.forEach((p, i) => {
-            p.resolve(reply.slice(i * width, (i + 1) * width));
-          });
-        }
-      } catch (error) {
-        for (const p of batch) p.reject(error as Error);
+  /** One call with what the lane has queued; then the next, while operations keep coming. */
+  private async sendQueued(script: ScriptName, width: number, lane: Lane): Promise<void> {
+    if (lane.queue.length === 0) return;
+    const batch = lane.queue.splice(0, this.options.maxBatch);
+    lane.sending += 1;
+    // More than one call's worth queued: the rest leaves now too, if the lane has room.
+    if (lane.queue.length > 0) this.schedule(script, width, lane);
+    let earliest = Number.POSITIVE_INFINITY;
+    for (const p of batch) if (p.deadline < earliest) earliest = p.deadline;
+    const budgetMs = earliest - performance.now();
+    this.roundTrips += 1;
+    try {
+      const reply = await this.send(script, width, batch, budgetMs);
+      if (batch.length === 1) (batch[0] as Pending).resolve(reply);
+      else {
+        batch.forEach((p, i) => {
+          p.resolve(reply.slice(i * width, (i + 1) * width));
+        });
       }
+    } catch (error) {
+      for (const p of batch) p.reject(error as Error);
     }
-    lane.busy = false;
+    lane.sending -= 1;
+    if (lane.queue.length > 0) this.schedule(script, width, lane);
   }
 }
 

@@ -47,10 +47,16 @@ export interface RedisStoreOptions {
    */
   coalesce?: boolean;
   /**
-   * Most records in one coalesced script call.
-   * @default 256
+   * Most records in one script call (coalesced operations, and each chunk of a `claimMany`).
+   * @default 32
    */
   maxBatch?: number;
+  /**
+   * Coalesced calls each (script, slot) lane keeps on the wire at once: with two, Redis runs one
+   * batch while this process handles the previous one.
+   * @default 2
+   */
+  callsInFlight?: number;
   /** Answer hot duplicates from an in-process cache of COMPLETED ids (0 round trips). Off by default. */
   localCache?: { maxEntries?: number; ttlMs?: number };
   /**
@@ -66,7 +72,8 @@ export const REDIS_STORE_DEFAULTS = Object.freeze({
   commandTimeoutMs: 2_000,
   maxResultBytes: DEFAULT_MAX_RESULT_BYTES,
   coalesce: true,
-  maxBatch: 256,
+  maxBatch: 32,
+  callsInFlight: 2,
   localCacheMaxEntries: 10_000,
   localCacheTtlMs: 60_000,
 });
@@ -102,6 +109,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     .integer('commandTimeoutMs', options.commandTimeoutMs, 1, 600_000)
     .integer('maxResultBytes', options.maxResultBytes, 0, 512 * 1024 * 1024)
     .integer('maxBatch', options.maxBatch, 1, 10_000)
+    .integer('callsInFlight', options.callsInFlight, 1, 64)
     .integer('localCache.maxEntries', options.localCache?.maxEntries, 1)
     .integer('localCache.ttlMs', options.localCache?.ttlMs, 1)
     .integer('durability.replicas', options.durability?.replicas, 1, 100)
@@ -139,10 +147,13 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     runner,
     perSlot: isCluster,
     timeoutMs,
-    maxBatch:
-      (options.coalesce ?? REDIS_STORE_DEFAULTS.coalesce)
-        ? (options.maxBatch ?? REDIS_STORE_DEFAULTS.maxBatch)
-        : 1,
+    // Without coalescing every operation is a call of its own, sent at once.
+    ...((options.coalesce ?? REDIS_STORE_DEFAULTS.coalesce)
+      ? {
+          maxBatch: options.maxBatch ?? REDIS_STORE_DEFAULTS.maxBatch,
+          callsInFlight: options.callsInFlight ?? REDIS_STORE_DEFAULTS.callsInFlight,
+        }
+      : { maxBatch: 1, callsInFlight: Number.MAX_SAFE_INTEGER }),
   });
   const cache = options.localCache
     ? new CompletedCache(

@@ -27,3 +27,32 @@ export async function scriptCommandCount(client: Redis): Promise<number> {
     total += Number(match[2]);
   return total;
 }
+
+/**
+ * Watches the script calls a client sends (EVALSHA and EVAL): the most that were awaiting their
+ * reply at once. `stop()` puts the client back as it was.
+ */
+export function watchScriptCalls(client: Redis): { max(): number; stop(): void } {
+  let pending = 0;
+  let max = 0;
+  const watched = ['evalsha', 'eval'] as const;
+  for (const name of watched) {
+    const original = client[name].bind(client) as (...args: unknown[]) => Promise<unknown>;
+    Object.defineProperty(client, name, {
+      configurable: true,
+      value: (...args: unknown[]) => {
+        pending += 1;
+        max = Math.max(max, pending);
+        return original(...args).finally(() => {
+          pending -= 1;
+        });
+      },
+    });
+  }
+  return {
+    max: () => max,
+    stop: () => {
+      for (const name of watched) delete (client as unknown as Record<string, unknown>)[name];
+    },
+  };
+}
