@@ -1,3 +1,4 @@
+import { ReadyQueue } from './readyQueue.js';
 import type { IncomingMessage } from './Transport.js';
 
 /** A message as the broker keeps it, between deliveries. */
@@ -31,7 +32,7 @@ export interface BrokerSubscriber {
 
 /** One consumer group of one destination: a FIFO of ready messages and its subscribers. */
 class Group {
-  readonly ready: QueuedMessage[] = [];
+  readonly ready = new ReadyQueue<QueuedMessage>();
   readonly subscribers: BrokerSubscriber[] = [];
   delayed = 0;
   inFlight = 0;
