@@ -115,3 +115,21 @@ export declare class ServiceError extends Error {
   readonly service: string;
   readonly hint: string | undefined;
 }
+
+/** A TCP port free on 127.0.0.1 right now. */
+export declare function freePort(): Promise<number>;
+
+/**
+ * A TCP proxy on a free 127.0.0.1 port in front of a service: `cut(ms)` resets every open
+ * connection and refuses new ones for `ms`, as a restarting broker would.
+ */
+export declare class TcpProxy {
+  /** Use `TcpProxy.start`, which finds a port and listens. */
+  constructor(server: import('node:net').Server, port: number);
+  static start(targetHost: string, targetPort: number): Promise<TcpProxy>;
+  readonly port: number;
+  /** How many times `cut` was called. */
+  cuts: number;
+  cut(downMs: number): void;
+  close(): Promise<void>;
+}

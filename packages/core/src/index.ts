@@ -117,6 +117,7 @@ export {
   type Capabilities,
   DeadLetterHeaders,
   type Delivery,
+  type Health,
   type IncomingMessage,
   type OutgoingMessage,
   type PublishReceipt,

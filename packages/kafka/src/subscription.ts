@@ -1,4 +1,5 @@
 import type {
+  Health,
   Logger,
   RejectOptions,
   RetryOptions,
@@ -81,6 +82,10 @@ export class KafkaSubscription implements Subscription {
   private arrivals = 0;
   private started = false;
   private stopped = false;
+  /** Where the group membership stands, for health(). */
+  private membership: 'joining' | 'joined' | 'rebalancing' | 'restarting' = 'joining';
+  /** The consumer crashed and kafkajs does not restart it. */
+  private failure: Error | undefined;
   private closing: Promise<void> | undefined;
   /** Opened on first use by `ownAdmin()`, closed with the subscription. */
   private admin: AdminClient | undefined;
@@ -126,6 +131,22 @@ export class KafkaSubscription implements Subscription {
     return this.closing;
   }
 
+  health(): Health {
+    if (this.closing) return { status: 'down', reason: 'closed' };
+    if (this.stopped) return { status: 'down', reason: 'stopped' };
+    if (this.failure) return { status: 'down', reason: `crashed: ${this.failure.message}` };
+    switch (this.membership) {
+      case 'joined':
+        return { status: 'up' };
+      case 'joining':
+        return { status: 'degraded', reason: 'joining the consumer group' };
+      case 'rebalancing':
+        return { status: 'degraded', reason: 'the consumer group is rebalancing' };
+      case 'restarting':
+        return { status: 'degraded', reason: 'restarting after a crash' };
+    }
+  }
+
   private async shutDown(): Promise<void> {
     await this.stop();
     // Unsettled deliveries go back to the group: they can no longer be settled here.
@@ -142,6 +163,7 @@ export class KafkaSubscription implements Subscription {
   }
 
   private onGroupJoin(join: GroupJoin): void {
+    this.membership = 'joined';
     const sameMember = join.memberId === this.memberId;
     this.memberId = join.memberId;
     const assigned = new Set<string>();
@@ -217,6 +239,7 @@ export class KafkaSubscription implements Subscription {
   }
 
   private onRebalancing(): void {
+    this.membership = 'rebalancing';
     // The last moment the ending generation may commit: the rejoin has not been sent yet.
     this.committer.commitNow();
     this.committer.suspend();
@@ -227,7 +250,12 @@ export class KafkaSubscription implements Subscription {
       { error: error.message, restarting, group: this.settings.consumer.groupId },
       'idemq kafka: consumer crashed',
     );
-    if (restarting || this.closing) return;
+    if (this.closing) return;
+    if (restarting) {
+      this.membership = 'restarting';
+      return;
+    }
+    this.failure = error;
     for (const lane of this.lanes.values()) this.endLane(lane, 'revoked');
     this.request.onError?.(error);
   }

@@ -143,12 +143,13 @@ describe('kafka transport on a real broker', () => {
     await createTopics([topic, `${topic}.dlq`], 2);
     const first = transport();
     const spyFirst = new HandlerSpy({ timeoutMs: 15_000 });
-    await first.subscribe({
+    const firstSubscription = await first.subscribe({
       source: topic,
       group: 'g',
       maxInFlight: 4,
       onDelivery: spyFirst.onDelivery(),
     });
+    expect(firstSubscription.health()).toEqual({ status: 'up' });
     // One message per partition (explicit keys that land on 0 and 1 are found by trial).
     const byPartition = new Map<number, string>();
     for (let i = 0; byPartition.size < 2; i++) {
@@ -161,9 +162,12 @@ describe('kafka transport on a real broker', () => {
       } else byPartition.set(partition, requestId);
     }
 
+    // The first member's health while the second joins: a rebalance is degraded, never down.
+    const seen = new Set<string>();
+    const sampler = setInterval(() => seen.add(firstSubscription.health().status), 2);
     const second = transport();
     const spySecond = new HandlerSpy({ timeoutMs: 15_000 });
-    await second.subscribe({
+    const secondSubscription = await second.subscribe({
       source: topic,
       group: 'g',
       maxInFlight: 4,
@@ -172,6 +176,10 @@ describe('kafka transport on a real broker', () => {
     // Two members, two partitions: one moved to the second member, one stayed.
     const ids = [...byPartition.values()];
     await eventually(() => ids.some((id) => spySecond.count('delivered', id) > 0), 'the move');
+    await eventually(() => firstSubscription.health().status === 'up', 'the first member up');
+    clearInterval(sampler);
+    expect([...seen].sort()).toEqual(['degraded', 'up']);
+    expect(secondSubscription.health()).toEqual({ status: 'up' });
     const moved = ids.find((id) => spySecond.count('delivered', id) > 0) as string;
     const kept = ids.find((id) => id !== moved) as string;
     const movedCopy = (await spySecond.waitFor(moved, 'delivered')).data;

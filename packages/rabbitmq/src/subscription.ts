@@ -1,4 +1,4 @@
-import type { SubscribeRequest, Subscription } from '@idemq/core';
+import type { Health, SubscribeRequest, Subscription } from '@idemq/core';
 import type { ConsumeMessage } from 'amqplib';
 import { ChannelAcks } from './acks.js';
 import { ConfirmTracker } from './confirms.js';
@@ -71,6 +71,19 @@ export class RabbitmqSubscription implements Subscription {
     this.interruptPause();
     this.stopping = this.cancelConsumer();
     return this.stopping;
+  }
+
+  health(): Health {
+    if (this.state === 'stopped') return { status: 'down', reason: 'stopped' };
+    if (this.state === 'closed') return { status: 'down', reason: 'closed' };
+    const failure = this.context.connector.failure;
+    if (failure) return { status: 'down', reason: `connection lost for good: ${failure.message}` };
+    if (this.state === 'starting') return { status: 'degraded', reason: 'starting' };
+    if (!this.current?.open) return { status: 'degraded', reason: 'reconnecting' };
+    if (this.current.consumerTag === undefined) {
+      return { status: 'degraded', reason: 'consuming again after a server-side cancel' };
+    }
+    return { status: 'up' };
   }
 
   close(): Promise<void> {

@@ -132,16 +132,31 @@ describe.each<QueueType>(['quorum', 'classic'])('connection loss (%s queues)', (
       }
     })();
     const recoveryMs: number[] = [];
+    const healthSeen: string[][][] = [];
     for (let k = 0; k < KILLS; k++) {
       await sleep(500);
+      expect(consumers.map((c) => c.health().status)).toEqual(['up', 'up', 'up']);
       const resubscribed = logger.count('consuming again');
       killed = true;
       await kill();
       const killedAt = performance.now();
+      const seen = consumers.map(() => new Set<string>());
       // Recovered: every consumer consumes again before the next kill.
-      while (logger.count('consuming again') < resubscribed + 3) await sleep(5);
+      while (logger.count('consuming again') < resubscribed + 3) {
+        for (const [i, c] of consumers.entries()) seen[i]?.add(c.health().status);
+        await sleep(1);
+      }
       recoveryMs.push(Math.round(performance.now() - killedAt));
+      healthSeen.push(seen.map((statuses) => [...statuses].sort()));
     }
+    // While reconnecting each consumer said degraded, never down; consuming again, up.
+    for (const kill of healthSeen) {
+      for (const statuses of kill) {
+        expect(statuses).toContain('degraded');
+        expect(statuses).not.toContain('down');
+      }
+    }
+    expect(consumers.map((c) => c.health().status)).toEqual(['up', 'up', 'up']);
     await sleep(500);
     publishing = false;
     await stream;

@@ -1,8 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from '@idemq/services';
 import { Redis } from 'ioredis';
 
 /** A private redis-server on a free port, for tests that stop, restart or replicate a server. */
@@ -13,20 +13,6 @@ export interface RedisProcess {
   stop(): Promise<void>;
   /** Stops the server and removes its data directory. */
   destroy(): Promise<void>;
-}
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address
-          ? resolve(address.port)
-          : reject(new Error('no port')),
-      );
-    });
-  });
 }
 
 async function waitForPing(port: number): Promise<void> {

@@ -1,6 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { type Message, ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import type { Delivery, Logger, RejectOptions, SubscribeRequest, Subscription } from '@idemq/core';
+import type {
+  Delivery,
+  Health,
+  Logger,
+  RejectOptions,
+  SubscribeRequest,
+  Subscription,
+} from '@idemq/core';
 import type { DeleteBatcher } from './deleteBatcher.js';
 import {
   createDelivery,
@@ -103,6 +110,10 @@ export class SqsSubscription implements Subscription {
   private readonly gate: GroupGate<Received> | undefined;
   private readonly maxPolls: number;
   private failures = 0;
+  /** Why the last receive failed, while receives keep failing (for health()). */
+  private lastFailure: string | undefined;
+  /** A receive failed for good (queue gone, access denied): the subscription stopped. */
+  private fatal: string | undefined;
   private pumpScheduled = false;
   private pause: NodeJS.Timeout | undefined;
   private closing: Promise<void> | undefined;
@@ -133,6 +144,16 @@ export class SqsSubscription implements Subscription {
   close(): Promise<void> {
     if (!this.closing) this.closing = this.shutDown();
     return this.closing;
+  }
+
+  health(): Health {
+    if (this.fatal) return { status: 'down', reason: `receive failed for good: ${this.fatal}` };
+    if (this.crashed) return { status: 'down', reason: 'connection closed' };
+    if (this.state !== 'running') return { status: 'down', reason: this.state };
+    if (this.failures > 0) {
+      return { status: 'degraded', reason: `receives failing, retrying: ${this.lastFailure}` };
+    }
+    return { status: 'up' };
   }
 
   /**
@@ -270,6 +291,7 @@ export class SqsSubscription implements Subscription {
 
   private onReceiveError(error: unknown): void {
     if (isFatal(error)) {
+      this.fatal = describeError(error);
       this.deps.logger.error(
         { queue: this.deps.queue.name, error: describeError(error) },
         'idemq sqs: receive failed for good; the subscription stops',
@@ -284,6 +306,7 @@ export class SqsSubscription implements Subscription {
       return;
     }
     this.failures += 1;
+    this.lastFailure = describeError(error);
     const delayMs = Math.min(BACKOFF_MAX_MS, BACKOFF_MIN_MS * 2 ** (this.failures - 1));
     this.deps.logger.warn(
       { queue: this.deps.queue.name, error: describeError(error), retryInMs: delayMs },

@@ -6,6 +6,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import { HandlerSpy } from '@idemq/conformance';
 import { type Delivery, InvalidOptionsError } from '@idemq/core';
+import { TcpProxy } from '@idemq/services';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import {
   DelayTooLongError,
@@ -167,7 +168,7 @@ describe('a missing queue', () => {
     const url = await queues.create(name);
     const transport = connect();
     const errors: Error[] = [];
-    await transport.subscribe({
+    const subscription = await transport.subscribe({
       source: name,
       maxInFlight: 1,
       onDelivery: () => undefined,
@@ -181,6 +182,51 @@ describe('a missing queue', () => {
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
     expect(errors[0]).toMatchObject({ code: 'IDEMQ_ERR_TRANSPORT_UNAVAILABLE', retriable: false });
+    expect(subscription.health()).toMatchObject({
+      status: 'down',
+      reason: expect.stringContaining('receive failed for good'),
+    });
+  });
+});
+
+describe('health', () => {
+  it('degraded while receives fail (every connection cut), up again once they succeed', {
+    timeout: 30_000,
+  }, async () => {
+    const name = uniqueQueueName('health');
+    await queues.create(name);
+    const target = new URL(String(clientConfig.endpoint));
+    const proxy = await TcpProxy.start(target.hostname, Number(target.port));
+    const transport = sqs({
+      clientConfig: { ...clientConfig, endpoint: `http://127.0.0.1:${proxy.port}` },
+      waitTimeMs: 1_000,
+    });
+    opened.push(transport, proxy);
+    const { spy, subscription } = await subscribe(transport, name, (d) => void d.ack());
+    expect(subscription.health()).toEqual({ status: 'up' });
+
+    proxy.cut(3_000);
+    const seen = new Set<string>();
+    const deadline = performance.now() + 10_000;
+    while (subscription.health().status === 'up' && performance.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    expect(subscription.health()).toMatchObject({
+      status: 'degraded',
+      reason: expect.stringContaining('receives failing'),
+    });
+    // Back once the proxy lets connections through: a message sent meanwhile is delivered.
+    const publisher = connect();
+    await publisher.publish(name, { requestId: 'after-the-cut', body: 'x' });
+    while (spy.count('delivered', 'after-the-cut') === 0 && performance.now() < deadline + 10_000) {
+      seen.add(subscription.health().status);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    expect(seen).not.toContain('down');
+    await spy.waitFor('after-the-cut', 'delivered');
+    expect(subscription.health()).toEqual({ status: 'up' });
+    await subscription.stop();
+    expect(subscription.health()).toEqual({ status: 'down', reason: 'stopped' });
   });
 });
 

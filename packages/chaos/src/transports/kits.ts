@@ -10,10 +10,10 @@ import { promisify } from 'node:util';
 import { type MessageAttributeValue, SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { type MemoryBroker, memoryBroker, type Transport } from '@idemq/core';
 import { InternalHeaders } from '@idemq/rabbitmq';
+import { TcpProxy } from '@idemq/services';
 import { declareQueue, deleteQueue, MessageAttributeNames } from '@idemq/sqs';
 import amqplib from 'amqplib';
 import { type Admin, Kafka, logLevel } from 'kafkajs';
-import { TcpProxy } from '../tcpProxy.js';
 import type { WorkerPool } from '../workerPool.js';
 import {
   type BadInputKind,

@@ -108,9 +108,11 @@ export function registerDeliveryCases(suite: Suite<TransportEnv, TransportHarnes
       const source = await env.source();
       const group = env.group();
       const spies = [env.spy(), env.spy()] as const;
-      // A short hold before each ack keeps one instance from draining the queue alone.
+      // A hold before each ack keeps one instance from draining the queue alone: 20 messages
+      // two at a time then take longer than an idle instance's pause between short polls
+      // (SQS: 200 ms), so both get a share.
       const ackSoon = (d: { ack(): Promise<boolean> }) =>
-        new Promise<void>((resolve) => setTimeout(() => void d.ack().then(() => resolve()), 5));
+        new Promise<void>((resolve) => setTimeout(() => void d.ack().then(() => resolve()), 40));
       const one = await env.connect();
       const two = await env.connect();
       await env.subscribe(one, { source, group, spy: spies[0], maxInFlight: 2, react: ackSoon });

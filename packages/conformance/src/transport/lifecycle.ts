@@ -2,7 +2,7 @@ import type { HandlerContext } from '@idemq/core';
 import { expect } from 'vitest';
 import type { TransportHarness } from '../harness.js';
 import type { Suite } from '../suite.js';
-import { gate, timed } from '../wait.js';
+import { gate, timed, waitUntil } from '../wait.js';
 import type { TransportEnv } from './TransportEnv.js';
 
 /** A handler that only ends when its signal aborts. */
@@ -12,7 +12,7 @@ function untilAborted(_message: unknown, ctx: HandlerContext): Promise<never> {
   });
 }
 
-/** C22, C23: stopping and closing, gracefully and not. */
+/** C22, C23: stopping and closing, gracefully and not; C34: health. */
 export function registerLifecycleCases(suite: Suite<TransportEnv, TransportHarness>): void {
   suite.case(
     'C22',
@@ -167,6 +167,53 @@ export function registerLifecycleCases(suite: Suite<TransportEnv, TransportHarne
       const { delivery } = (await otherSpy.waitFor(second, 'delivered')).data;
       expect(await delivery.ack()).toBe(true);
       expect(otherSpy.count('delivered', first)).toBe(0);
+    },
+  );
+
+  suite.case(
+    'C34',
+    'health: a subscription and its consumer report up while consuming, down once stopped, closed or disconnected',
+    async (env) => {
+      const source = await env.source();
+      const transport = await env.connect();
+      const spy = env.spy();
+      const subscription = await env.subscribe(transport, { source, spy });
+      // Consuming once a message comes through (a broker that joins a group in the background
+      // may say degraded until then, never down).
+      expect(subscription.health().status, 'right after subscribe').not.toBe('down');
+      await env.sentinel(transport, source, spy);
+      await waitUntil(() => subscription.health().status === 'up', {
+        timeoutMs: env.timing.waitMs,
+        what: `the subscription to report up (it said ${JSON.stringify(subscription.health())})`,
+      });
+      expect(subscription.health()).toEqual({ status: 'up' });
+      await subscription.stop();
+      expect(subscription.health()).toMatchObject({ status: 'down', reason: expect.any(String) });
+      await subscription.close();
+      expect(subscription.health().status).toBe('down');
+
+      const { consumer, spy: consumerSpy } = await env.startConsumer({
+        source,
+        handler: () => undefined,
+      });
+      expect(consumer.health().status, 'right after start()').not.toBe('down');
+      const id = (await transport.publish(source, { body: { n: 1 } })).requestId;
+      await consumerSpy.waitFor(id, 'processed');
+      await waitUntil(() => consumer.health().status === 'up', {
+        timeoutMs: env.timing.waitMs,
+        what: `the consumer to report up (it said ${JSON.stringify(consumer.health())})`,
+      });
+      await consumer.stop();
+      expect(consumer.health()).toEqual({ status: 'down', reason: 'stopped' });
+
+      // The connection closed under a live subscription: down, not degraded (nothing reconnects
+      // a transport that was closed).
+      const doomed = await env.connect();
+      const lastSpy = env.spy();
+      const last = await env.subscribe(doomed, { source, spy: lastSpy });
+      await env.sentinel(doomed, source, lastSpy);
+      await doomed.close();
+      expect(last.health().status).toBe('down');
     },
   );
 }

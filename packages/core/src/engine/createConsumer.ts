@@ -4,7 +4,7 @@ import { IdemqError, isIdemqError } from '../errors/IdemqError.js';
 import { type ConsumerEventName, type ConsumerEvents, EventHub } from '../observability/events.js';
 import { silentLogger } from '../observability/logger.js';
 import { OptionsCheck } from '../options/OptionsCheck.js';
-import type { Delivery, Subscription } from '../transport/Transport.js';
+import type { Delivery, Health, Subscription } from '../transport/Transport.js';
 import { Abandonment } from './abandonment.js';
 import { decide } from './decide.js';
 import { CONSUMER_DEFAULTS, IDEMPOTENCY_DEFAULTS, RETRY_DEFAULTS } from './defaults.js';
@@ -28,6 +28,12 @@ export interface Consumer {
     event: E,
     listener: (payload: ConsumerEvents[E]) => void,
   ): () => void;
+  /**
+   * For readiness and liveness probes: `up` while consuming; `degraded` while starting, or while
+   * the transport reconnects or rebalances by itself; `down` when not started, stopping or
+   * stopped, or when the subscription failed for good. No network call.
+   */
+  health(): Health;
   [Symbol.asyncDispose](): Promise<void>;
 }
 
@@ -86,6 +92,8 @@ export function createConsumer<T = unknown, R = unknown>(options: ConsumerOption
 
   let state: 'idle' | 'running' | 'stopping' = 'idle';
   let subscription: Subscription | undefined;
+  /** Stopped at least once (for health's reason). */
+  let stopped = false;
   /** The subscribe call of `start()`, which a concurrent `stop()` must wait for. */
   let starting: Promise<unknown> | undefined;
   let stopping: Promise<StopReport> | undefined;
@@ -286,6 +294,7 @@ export function createConsumer<T = unknown, R = unknown>(options: ConsumerOption
     await subscription?.close();
     subscription = undefined;
     state = 'idle';
+    stopped = true;
     return { drained: !timedOut, abandoned };
   }
 
@@ -327,6 +336,12 @@ export function createConsumer<T = unknown, R = unknown>(options: ConsumerOption
 
     on(event, listener) {
       return events.on(event, listener);
+    },
+
+    health() {
+      if (state === 'stopping') return { status: 'down', reason: 'stopping' };
+      if (state === 'idle') return { status: 'down', reason: stopped ? 'stopped' : 'not started' };
+      return subscription?.health() ?? { status: 'degraded', reason: 'starting' };
     },
 
     async [Symbol.asyncDispose]() {

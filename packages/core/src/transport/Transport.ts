@@ -47,6 +47,22 @@ export interface Subscription {
   stop(): Promise<void>;
   /** Stops fetching and gives every unsettled delivery back without counting an attempt. */
   close(): Promise<void>;
+  /** Whether it is consuming now, for readiness and liveness probes. Cheap: no network call. */
+  health(): Health;
+}
+
+/**
+ * How a subscription (or a consumer) stands.
+ * - `up`: connected and consuming.
+ * - `degraded`: not consuming right now, and getting back to it by itself: starting,
+ *   reconnecting after a lost connection, a consumer-group rebalance, receives failing and
+ *   being retried. Messages wait on the broker meanwhile; none is lost.
+ * - `down`: not consuming, and will not by itself: stopped, closed, or failed for good.
+ */
+export interface Health {
+  status: 'up' | 'degraded' | 'down';
+  /** Why it is not up, in a few words (absent when up). */
+  reason?: string;
 }
 
 export interface Delivery {

@@ -17,6 +17,7 @@ import { settledDelivery } from './settleOnce.js';
 import {
   type Capabilities,
   DeadLetterHeaders,
+  type Health,
   type OutgoingMessage,
   type PublishReceipt,
   type SubscribeRequest,
@@ -241,6 +242,12 @@ class MemorySubscription implements Subscription, BrokerSubscriber {
 
   async close(): Promise<void> {
     this.drop('release');
+  }
+
+  health(): Health {
+    if (this.ended) return { status: 'down', reason: 'closed' };
+    if (!this.fetching) return { status: 'down', reason: 'stopped' };
+    return { status: 'up' };
   }
 
   /** Detaches and gives unsettled deliveries back: free on a clean close, counted on a crash. */

@@ -1,0 +1,84 @@
+/**
+ * Test tools for network faults: a free loopback port, and a TCP proxy in front of a service
+ * that can cut every connection and refuse new ones for a while, as a restarting broker would,
+ * without touching the shared service itself.
+ */
+import { createServer, connect as netConnect } from 'node:net';
+
+/** A TCP port free on 127.0.0.1 right now. @returns {Promise<number>} */
+export async function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() =>
+        typeof address === 'object' && address
+          ? resolve(address.port)
+          : reject(new Error('no port')),
+      );
+    });
+  });
+}
+
+export class TcpProxy {
+  /** @type {Set<import('node:net').Socket>} */
+  #sockets = new Set();
+  #refusingUntil = 0;
+  /** @type {import('node:net').Server} */
+  #server;
+  cuts = 0;
+
+  /** @param {import('node:net').Server} server @param {number} port */
+  constructor(server, port) {
+    this.#server = server;
+    this.port = port;
+  }
+
+  /**
+   * A proxy on a free 127.0.0.1 port forwarding to `targetHost:targetPort`.
+   * @param {string} targetHost
+   * @param {number} targetPort
+   */
+  static async start(targetHost, targetPort) {
+    const port = await freePort();
+    /** @type {TcpProxy | undefined} */
+    let proxy;
+    const server = createServer((client) => {
+      if (proxy) proxy.#accept(client, targetHost, targetPort);
+      else client.destroy();
+    });
+    proxy = new TcpProxy(server, port);
+    await new Promise((resolve) => server.listen(port, '127.0.0.1', () => resolve(undefined)));
+    return proxy;
+  }
+
+  /** @param {import('node:net').Socket} client @param {string} host @param {number} port */
+  #accept(client, host, port) {
+    if (Date.now() < this.#refusingUntil) {
+      client.resetAndDestroy();
+      return;
+    }
+    const upstream = netConnect({ host, port });
+    for (const socket of [client, upstream]) {
+      this.#sockets.add(socket);
+      socket.on('close', () => this.#sockets.delete(socket));
+      socket.on('error', () => undefined);
+    }
+    client.pipe(upstream).pipe(client);
+    client.on('close', () => upstream.destroy());
+    upstream.on('close', () => client.destroy());
+  }
+
+  /** Resets every connection and refuses new ones for `downMs`. @param {number} downMs */
+  cut(downMs) {
+    this.#refusingUntil = Date.now() + downMs;
+    for (const socket of this.#sockets) socket.resetAndDestroy();
+    this.cuts++;
+  }
+
+  async close() {
+    for (const socket of this.#sockets) socket.destroy();
+    await new Promise((resolve) => this.#server.close(() => resolve(undefined)));
+  }
+}
