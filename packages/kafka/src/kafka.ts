@@ -13,6 +13,7 @@ import {
 } from '@idemq/core';
 import type { Kafka } from 'kafkajs';
 import type { AdminClient, KafkaClient, ProducerClient } from './client.js';
+import { assertRecordFits } from './errors.js';
 import { KafkaHeaders } from './headers.js';
 import { createKafkajs, kafkajsClient } from './kafkajsClient.js';
 import { publishedRecord } from './publisher.js';
@@ -217,6 +218,7 @@ export function kafka(options: KafkaTransportOptions): KafkaTransport {
     async publish(destination: string, message: OutgoingMessage): Promise<PublishReceipt> {
       assertOpen();
       const { record, requestId } = publishedRecord(message, settings.requestIdHeader);
+      assertRecordFits(destination, record, settings.maxPayloadBytes);
       await getProducer().send(destination, [record]);
       return { requestId };
     },

@@ -13,11 +13,13 @@ export type PublishFailure =
   /** The broker refused it (`basic.nack`): an internal error on its side. */
   | 'nacked'
   /** The channel or connection died before the confirm and no reconnection came in time. */
-  | 'unconfirmed';
+  | 'unconfirmed'
+  /** Over the size the broker accepts (`maxPayloadBytes`): refused before sending. */
+  | 'too-large';
 
 /**
- * A publish the broker did not confirm. `failure` says why; only `unroutable` is not retriable
- * (bind a queue first: start a consumer once, or call `declare()`).
+ * A publish the broker did not confirm. `failure` says why; `unroutable` (bind a queue first:
+ * start a consumer once, or call `declare()`) and `too-large` are not retriable.
  */
 export class PublishFailedError extends IdemqError {
   readonly failure: PublishFailure;
@@ -31,7 +33,7 @@ export class PublishFailedError extends IdemqError {
     options: { cause?: unknown } = {},
   ) {
     super(RabbitmqErrorCodes.PUBLISH_FAILED, message, {
-      retriable: failure !== 'unroutable',
+      retriable: failure !== 'unroutable' && failure !== 'too-large',
       cause: options.cause,
     });
     this.failure = failure;

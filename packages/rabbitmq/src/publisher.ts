@@ -57,6 +57,9 @@ export function publishOptions(
  * connection is sent again on the next one, within `connectTimeoutMs`: the broker may then hold
  * it twice, which the consumers' idempotency absorbs — losing it would not be.
  */
+/** Largest message RabbitMQ 4.x accepts by default (`max_message_size`; 3.x: 128 MiB). */
+export const MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
+
 export class Publisher {
   private channel: Promise<PublishChannel> | undefined;
   private closed = false;
@@ -75,6 +78,15 @@ export class Publisher {
     const content = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     const options = publishOptions(requestId, message, contentType, Date.now());
     const routingKey = message.key ?? '';
+    if (content.byteLength > MAX_MESSAGE_BYTES) {
+      // Refused here rather than by a 4.x broker, which closes the channel over it.
+      throw new PublishFailedError(
+        'too-large',
+        { exchange: destination, routingKey },
+        `The message for "${destination}" is ${content.byteLength} bytes, over the ` +
+          `${MAX_MESSAGE_BYTES}-byte limit (maxPayloadBytes)`,
+      );
+    }
     const deadline = performance.now() + this.settings.connectTimeoutMs;
 
     for (let attempt = 1; ; attempt++) {

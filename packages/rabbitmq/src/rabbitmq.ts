@@ -12,12 +12,9 @@ import {
 import amqplib from 'amqplib';
 import { Connector } from './connection.js';
 import { DEFAULT_GROUP, type QueueType, type RabbitmqOptions, resolveOptions } from './options.js';
-import { Publisher } from './publisher.js';
+import { MAX_MESSAGE_BYTES, Publisher } from './publisher.js';
 import { RabbitmqSubscription } from './subscription.js';
 import { type SubscriptionTopology, Topology } from './topology.js';
-
-/** Largest message RabbitMQ 4.x accepts by default (`max_message_size`; 3.x: 128 MiB). */
-const MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
 
 /**
  * What this transport can do on each queue type (see the README's table for why).

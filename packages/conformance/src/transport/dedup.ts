@@ -1,4 +1,4 @@
-import { DeadLetterHeaders, ErrorCodes } from '@idemq/core';
+import { DeadLetterHeaders, ErrorCodes, isIdemqError } from '@idemq/core';
 import { expect } from 'vitest';
 import type { TransportHarness } from '../harness.js';
 import type { Suite } from '../suite.js';
@@ -9,7 +9,7 @@ const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f
 /** Broker-stamped publish times may come from the broker's clock. */
 const CLOCK_TOLERANCE_MS = 5_000;
 
-/** C26–C29: ids are stamped, and the engine runs each id's handler once. */
+/** C25: what a resolved publish means; C26–C29: ids are stamped, and each id's handler runs once. */
 export function registerDedupCases(suite: Suite<TransportEnv, TransportHarness>): void {
   const { consumerGroups, publishDedup } = suite.harness.capabilities;
   /** Why a case that publishes one id twice cannot reach the engine: the broker drops the copy. */
@@ -19,6 +19,42 @@ export function registerDedupCases(suite: Suite<TransportEnv, TransportHarness>)
       : `publishDedup: the broker drops a re-publish of an id within ${publishDedup.windowMs} ms (SQS FIFO), so the copy never reaches the engine`;
   /** Two copies of one id in flight at once need two groups, or two publishes that both arrive. */
   const noConcurrentCopies = consumerGroups ? undefined : republishDropped;
+
+  suite.case(
+    'C25',
+    'publisher confirms: a resolved publish survives its connection closing at once; a message over maxPayloadBytes is refused before sending, typed and not retriable',
+    async (env) => {
+      const source = await env.source();
+      const spy = env.spy();
+      await env.subscribe(await env.connect(), { source, spy, react: (d) => void d.ack() });
+
+      const publisher = await env.connect();
+      const ids: string[] = [];
+      for (let i = 0; i < 5; i++) {
+        ids.push((await publisher.publish(source, { body: { i } })).requestId);
+      }
+      await publisher.close(); // at once: only what the broker already holds can arrive
+      for (const id of ids) await spy.waitFor(id, 'delivered');
+
+      const maxBytes = env.capabilities.maxPayloadBytes;
+      if (maxBytes === null) return;
+      const other = await env.connect();
+      const tooBig = env.id('too-big');
+      const refused = await other
+        .publish(source, { requestId: tooBig, body: new Uint8Array(maxBytes + 1) })
+        .then(
+          () => undefined,
+          (error: unknown) => error,
+        );
+      expect(refused, `a ${maxBytes + 1}-byte body was published`).toBeDefined();
+      expect(isIdemqError(refused), String(refused)).toBe(true);
+      expect(refused).toMatchObject({ code: ErrorCodes.PUBLISH_FAILED, retriable: false });
+      // Nothing of it reached the broker: a later message arrives, the refused one never does.
+      await env.sentinel(other, source, spy);
+      await env.quiet();
+      expect(spy.count('delivered', tooBig)).toBe(0);
+    },
+  );
 
   suite.case(
     'C26',

@@ -20,11 +20,10 @@ import { TransportEnv } from './TransportEnv.js';
 /** Cases of CONFORMANCE.md that need a real broker process; the harness will grow hooks for them. */
 const REAL_BROKER_CASES = [
   ['C24', 'broker restart/reconnect: needs a harness hook to restart the broker'],
-  ['C25', 'publisher confirms: needs a broker that can refuse or lose a publish'],
 ] as const;
 
 /**
- * Registers the transport conformance cases (C01–C23, C26–C34 of CONFORMANCE.md) for one
+ * Registers the transport conformance cases (C01–C23, C25–C34 of CONFORMANCE.md) for one
  * `Transport` implementation as a vitest `describe` block. Call it at the top level of a test
  * file.
  *

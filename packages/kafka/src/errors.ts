@@ -1,0 +1,38 @@
+import { ErrorCodes, IdemqError } from '@idemq/core';
+import type { ProducedRecord } from './client.js';
+
+/** A publish Kafka would refuse: over `maxPayloadBytes`, refused before sending. Not retriable. */
+export class PublishFailedError extends IdemqError {
+  readonly topic: string;
+  constructor(topic: string, message: string) {
+    super(ErrorCodes.PUBLISH_FAILED, message, { retriable: false });
+    this.topic = topic;
+  }
+}
+
+/** Bytes of a record as the broker's size limit counts them, near enough: value, key, headers. */
+export function recordBytes(record: ProducedRecord): number {
+  let bytes = (record.value?.byteLength ?? 0) + byteLength(record.key);
+  for (const [name, value] of Object.entries(record.headers)) {
+    bytes += Buffer.byteLength(name);
+    for (const part of Array.isArray(value) ? value : [value]) bytes += byteLength(part);
+  }
+  return bytes;
+}
+
+function byteLength(value: string | Buffer | null | undefined): number {
+  if (value === null || value === undefined) return 0;
+  return typeof value === 'string' ? Buffer.byteLength(value) : value.byteLength;
+}
+
+/** Throws `PublishFailedError` when `record` is over `maxBytes`. */
+export function assertRecordFits(topic: string, record: ProducedRecord, maxBytes: number): void {
+  const bytes = recordBytes(record);
+  if (bytes > maxBytes) {
+    throw new PublishFailedError(
+      topic,
+      `The record for topic "${topic}" is ${bytes} bytes (value, key and headers), over the ` +
+        `${maxBytes}-byte limit (maxPayloadBytes; the broker's message.max.bytes)`,
+    );
+  }
+}
