@@ -133,3 +133,17 @@ export declare class TcpProxy {
   cut(downMs: number): void;
   close(): Promise<void>;
 }
+
+/**
+ * A socket factory that remembers the sockets it opened (kafkajs's `socketFactory`, say), so a
+ * test can cut them all at once as a network failure would.
+ */
+export declare function trackedSockets(): {
+  socketFactory: (target: {
+    host: string;
+    port: number;
+    onConnect: () => void;
+  }) => import('node:net').Socket;
+  /** Destroys every open socket; returns how many there were. */
+  cut(): number;
+};

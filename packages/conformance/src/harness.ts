@@ -76,6 +76,12 @@ export interface TransportHarness {
   leaseMs?: number;
   /** Broker-side views the cases use for extra assertions when given. */
   inspect?: BrokerInspector;
+  /**
+   * Cuts every connection of the transports this harness connected so far, as a broker restart
+   * or a network failure would (C24); the transports must reconnect by themselves. Without it
+   * C24 is not registered.
+   */
+  interruptConnections?(): Promise<void> | void;
   timing?: TransportTiming;
 }
 

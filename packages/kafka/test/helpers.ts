@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { TransportHarness } from '@idemq/conformance';
 import type { Logger } from '@idemq/core';
-import { serviceUrls } from '@idemq/services';
+import { serviceUrls, trackedSockets } from '@idemq/services';
 import { type Admin, Kafka, logLevel } from 'kafkajs';
 import { afterAll } from 'vitest';
 import {
@@ -71,7 +71,7 @@ const testLogger: Logger | undefined = process.env.IDEMQ_KAFKA_TEST_LOG
 /** A transport with the test timings. */
 export function testTransport(options: Partial<KafkaTransportOptions> = {}): KafkaTransport {
   return kafka({
-    brokers,
+    ...(options.kafka || options.client ? {} : { brokers }),
     ...TEST_TIMINGS,
     ...(testLogger ? { logger: testLogger } : {}),
     ...options,
@@ -89,10 +89,26 @@ export function kafkaHarness(
 ): TransportHarness {
   const inspector = testTransport(options);
   afterAll(() => inspector.close());
+  // Every socket the harness's clients open, so C24 can cut them all as a network would.
+  const sockets = trackedSockets();
   return {
     name,
     capabilities: inspector.capabilities,
-    connect: async () => testTransport(options),
+    connect: async () => {
+      const { brokers: _brokers, ...rest } = options;
+      return testTransport({
+        ...rest,
+        kafka: new Kafka({
+          clientId: 'idemq-test',
+          brokers,
+          logLevel: logLevel.NOTHING,
+          socketFactory: sockets.socketFactory,
+        }),
+      });
+    },
+    interruptConnections: () => {
+      if (sockets.cut() === 0) throw new Error('interruptConnections: no connection to cut');
+    },
     newSource: async () => {
       const source = topicName('conformance');
       const extra = options.retryMode === 'topic' ? [`${source}.retry`] : [];

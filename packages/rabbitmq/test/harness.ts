@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import type { Socket } from 'node:net';
 import type { TransportHarness } from '@idemq/conformance';
+import amqplib, { type ChannelModel } from 'amqplib';
 import { inject } from 'vitest';
 import {
   defaultQueueName,
@@ -43,11 +45,29 @@ export function uniqueSource(label = 'src'): string {
 export function rabbitmqHarness(queueType: QueueType): TransportHarness {
   const { vhosts } = inject('amqp');
   const admin = vhosts === undefined ? undefined : BrokerAdmin.local();
-  const options = testOptions(queueType);
+  const { url, ...options } = testOptions(queueType);
+  // Every connection the transports open (again), so C24 can cut them all as a network would.
+  const open = new Set<ChannelModel>();
+  const connection = async () => {
+    const model = await amqplib.connect(url, {
+      clientProperties: { connection_name: options.connectionName },
+    });
+    open.add(model);
+    model.on('close', () => open.delete(model));
+    return model;
+  };
   return {
     name: `rabbitmq (${queueType})`,
     capabilities: rabbitmqCapabilities(queueType),
-    connect: async () => rabbitmq(options),
+    connect: async () => rabbitmq({ ...options, connection }),
+    interruptConnections: () => {
+      if (open.size === 0) throw new Error('interruptConnections: no connection to cut');
+      for (const model of open) {
+        (model.connection as unknown as { stream: Socket }).stream.destroy(
+          new Error('connection cut (C24)'),
+        );
+      }
+    },
     newSource: async () => uniqueSource(`c-${queueType}`),
     deadLetterOf: (source) => source + DEAD_LETTER_SUFFIX,
     // Ready and unacked from the broker itself; delayed = what waits in the retry tiers.

@@ -70,6 +70,14 @@ export interface SqsTransportOptions {
    * @default 5
    */
   ackBatchWindowMs?: number;
+  /**
+   * How long `publish()` keeps sending again after a transient failure (network, throttling,
+   * a server error) before it rejects; the SDK's own retries happen within each try. Safe on
+   * FIFO queues (the deduplication id is the requestId); on standard queues a retry after a
+   * lost answer may send a duplicate, which the consumer's idempotency absorbs.
+   * @default 10000
+   */
+  publishRetryMs?: number;
   /** Warnings about background calls that failed (give-backs on close, say). @default silent */
   logger?: Logger;
 }
@@ -81,6 +89,7 @@ export const SQS_DEFAULTS = Object.freeze({
   waitTimeMs: 20_000,
   maxPayloadBytes: 262_144,
   ackBatchWindowMs: 5,
+  publishRetryMs: 10_000,
   deadLetterSuffix: '-dlq',
 });
 
@@ -120,6 +129,7 @@ export function validateOptions(options: SqsTransportOptions): void {
     )
     .integer('maxPayloadBytes', options.maxPayloadBytes, 1, SQS_MAX_MESSAGE_BYTES)
     .integer('ackBatchWindowMs', options.ackBatchWindowMs, 0, 10_000)
+    .integer('publishRetryMs', options.publishRetryMs, 0, 600_000)
     .done();
 }
 

@@ -10,10 +10,16 @@ import { encodeWireBody, packAttributes, sqsId, wireSize } from './attributes.js
 import { describeError, isTransient, PayloadTooLargeError, PublishFailedError } from './errors.js';
 import type { QueueRef, QueueSettings } from './queues.js';
 
+/** First and longest pause between tries of a send that failed transiently. */
+const RETRY_MIN_MS = 100;
+const RETRY_MAX_MS = 1_000;
+
 /** What the publisher needs from its connection. */
 export interface PublisherDeps {
   readonly client: SQSClient;
   readonly maxPayloadBytes: number;
+  /** How long transient send failures are tried again. */
+  readonly retryMs: number;
   queueFor(destination: string): Promise<QueueRef>;
   settingsOf(queue: QueueRef): Promise<QueueSettings>;
 }
@@ -26,7 +32,9 @@ export interface PublisherDeps {
  *   `MessageDeduplicationId` from the requestId, so SQS itself drops a re-publish within its
  *   5-minute window;
  * - the size SQS will count is checked first: an oversized message is refused with
- *   `PayloadTooLargeError` before anything is sent.
+ *   `PayloadTooLargeError` before anything is sent;
+ * - a transient failure (network, throttling, 5xx) is sent again, with backoff, for up to
+ *   `retryMs`: a short outage delays a publish instead of failing it.
  */
 export async function publishMessage(
   deps: PublisherDeps,
@@ -55,28 +63,34 @@ export async function publishMessage(
   if (maxMessageBytes !== undefined && size > maxMessageBytes) {
     throw new PayloadTooLargeError(destination, size, maxMessageBytes);
   }
-  const send = deps.client.send(
-    new SendMessageCommand({
-      QueueUrl: queue.url,
-      MessageBody: body.text,
-      MessageAttributes: attributes,
-      ...(queue.fifo
-        ? {
-            MessageGroupId: sqsId(message.key || requestId),
-            MessageDeduplicationId: sqsId(requestId),
-          }
-        : {}),
-    }),
-  );
-  await send.catch((error: unknown) => {
-    throw new PublishFailedError(
-      destination,
-      `SendMessage to ${queue.name} failed: ${describeError(error)}`,
-      {
-        cause: error,
-        retriable: isTransient(error),
-      },
-    );
+  const command = new SendMessageCommand({
+    QueueUrl: queue.url,
+    MessageBody: body.text,
+    MessageAttributes: attributes,
+    ...(queue.fifo
+      ? {
+          MessageGroupId: sqsId(message.key || requestId),
+          MessageDeduplicationId: sqsId(requestId),
+        }
+      : {}),
   });
+  const deadline = performance.now() + deps.retryMs;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await deps.client.send(command);
+      break;
+    } catch (error) {
+      const retriable = isTransient(error);
+      const pauseMs = Math.min(RETRY_MAX_MS, RETRY_MIN_MS * 2 ** (attempt - 1));
+      if (!retriable || performance.now() + pauseMs > deadline) {
+        throw new PublishFailedError(
+          destination,
+          `SendMessage to ${queue.name} failed: ${describeError(error)}`,
+          { cause: error, retriable },
+        );
+      }
+      await new Promise((resolve) => setTimeout(resolve, pauseMs));
+    }
+  }
   return { requestId };
 }

@@ -186,6 +186,7 @@ export function sqs(options: SqsTransportOptions = {}): SqsTransport {
         {
           client,
           maxPayloadBytes,
+          retryMs: options.publishRetryMs ?? SQS_DEFAULTS.publishRetryMs,
           queueFor,
           settingsOf: (queue) =>
             unavailableOnError(`attributes of ${queue.name}`, () => directory.settings(queue)),

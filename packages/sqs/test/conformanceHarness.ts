@@ -1,5 +1,7 @@
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { TransportHarness } from '@idemq/conformance';
+import { TcpProxy } from '@idemq/services';
+import { afterAll } from 'vitest';
 import { deadLetterNameOf, queueDepth, type SqsTransportOptions, sqs } from '../src/index.js';
 import { clientConfig, type QueueFactory, uniqueQueueName } from './helpers.js';
 
@@ -19,12 +21,20 @@ export function sqsHarness(
   queues: QueueFactory,
 ): TransportHarness {
   const fifo = options.fifo ?? false;
-  const base: SqsTransportOptions = { clientConfig, ...options };
   const inspector = sqs({ ...options, client: admin });
+  // Every connection goes through a proxy, so C24 can cut them all as a network would.
+  const target = new URL(String(clientConfig.endpoint));
+  const proxy = TcpProxy.start(target.hostname, Number(target.port));
+  afterAll(async () => (await proxy).close());
   return {
     name,
     capabilities: inspector.capabilities,
-    connect: async () => sqs(base),
+    connect: async () =>
+      sqs({
+        ...options,
+        clientConfig: { ...clientConfig, endpoint: `http://127.0.0.1:${(await proxy).port}` },
+      }),
+    interruptConnections: async () => (await proxy).cut(500),
     newSource: async () => {
       const queue = uniqueQueueName('conformance', fifo);
       await queues.create(queue, {

@@ -3,5 +3,5 @@
 export { DEFAULT_SERVICES, ensureServices, servicesStatus, stopServices } from './api.mjs';
 export { SQS_QUEUES } from './elasticmq.mjs';
 export { ServiceError } from './errors.mjs';
-export { freePort, TcpProxy } from './tcp-proxy.mjs';
+export { freePort, TcpProxy, trackedSockets } from './tcp-proxy.mjs';
 export { SERVICE_NAMES, serviceUrls } from './urls.mjs';

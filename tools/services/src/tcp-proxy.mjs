@@ -82,3 +82,28 @@ export class TcpProxy {
     await new Promise((resolve) => this.#server.close(() => resolve(undefined)));
   }
 }
+
+/**
+ * A socket factory that remembers the sockets it opened (for clients that take one, such as
+ * kafkajs's `socketFactory`), so a test can cut them all at once as a network failure would.
+ */
+export function trackedSockets() {
+  /** @type {Set<import('node:net').Socket>} */
+  const sockets = new Set();
+  return {
+    /** @param {{ host: string, port: number, onConnect: () => void }} target */
+    socketFactory: ({ host, port, onConnect }) => {
+      const socket = netConnect({ host, port }, onConnect);
+      socket.setKeepAlive(true, 60_000);
+      sockets.add(socket);
+      socket.once('close', () => sockets.delete(socket));
+      return socket;
+    },
+    /** Destroys every open socket; returns how many there were. */
+    cut() {
+      const count = sockets.size;
+      for (const socket of sockets) socket.destroy(new Error('connection cut (test)'));
+      return count;
+    },
+  };
+}

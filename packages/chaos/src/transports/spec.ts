@@ -2,10 +2,10 @@
  * How a consumer process opens its own transport connection. A `TransportSpec` is plain JSON, so
  * the parent can hand it to a child process over IPC.
  */
-import { connect as netConnect, type Socket } from 'node:net';
 import { type MemoryBroker, memoryTransport, type Transport } from '@idemq/core';
 import { kafka } from '@idemq/kafka';
 import { rabbitmq } from '@idemq/rabbitmq';
+import { trackedSockets } from '@idemq/services';
 import { sqs } from '@idemq/sqs';
 import { Kafka, logLevel } from 'kafkajs';
 
@@ -54,27 +54,17 @@ export function openTransport(spec: TransportSpec, broker?: MemoryBroker): Opene
         }),
       };
     case 'kafka': {
-      const sockets = new Set<Socket>();
+      // Every socket remembered, so a fault can cut them all at once.
+      const sockets = trackedSockets();
       const client = new Kafka({
         brokers: spec.brokers,
         clientId: 'idemq-chaos',
         logLevel: logLevel.NOTHING,
-        // Remember every socket, so a fault can cut them all at once.
-        socketFactory: ({ host, port, onConnect }) => {
-          const socket = netConnect({ host, port }, onConnect);
-          socket.setKeepAlive(true, 60_000);
-          sockets.add(socket);
-          socket.once('close', () => sockets.delete(socket));
-          return socket;
-        },
+        socketFactory: sockets.socketFactory,
       });
       return {
         transport: kafka({ kafka: client, partitionConcurrency: 8, ...KAFKA_TIMINGS }),
-        cutConnections: () => {
-          const count = sockets.size;
-          for (const socket of sockets) socket.destroy(new Error('chaos: connection cut'));
-          return count;
-        },
+        cutConnections: () => sockets.cut(),
       };
     }
     case 'sqs':

@@ -14,16 +14,13 @@ import { registerLeaseCases } from './lease.js';
 import { registerLifecycleCases } from './lifecycle.js';
 import { registerObservabilityCases } from './observability.js';
 import { registerOrderingCases } from './ordering.js';
+import { registerReconnectCases } from './reconnect.js';
 import { registerSettlementCases } from './settlement.js';
 import { TransportEnv } from './TransportEnv.js';
 
-/** Cases of CONFORMANCE.md that need a real broker process; the harness will grow hooks for them. */
-const REAL_BROKER_CASES = [
-  ['C24', 'broker restart/reconnect: needs a harness hook to restart the broker'],
-] as const;
-
 /**
- * Registers the transport conformance cases (C01–C23, C25–C34 of CONFORMANCE.md) for one
+ * Registers the transport conformance cases (C00–C34 of CONFORMANCE.md; C24 when the harness can
+ * interrupt connections) for one
  * `Transport` implementation as a vitest `describe` block. Call it at the top level of a test
  * file.
  *
@@ -65,7 +62,7 @@ export function runTransportConformance(harness: TransportHarness): void {
     registerDedupCases(suite);
     registerCrashCases(suite);
     registerObservabilityCases(suite);
-    for (const [id, reason] of REAL_BROKER_CASES) suite.omit(id, reason);
+    registerReconnectCases(suite);
     suite.report(title);
   });
 }
