@@ -52,14 +52,14 @@ export function publishOptions(
   };
 }
 
+/** Largest message RabbitMQ 4.x accepts by default (`max_message_size`; 3.x: 128 MiB). */
+export const MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
+
 /**
  * Publishes on one confirm channel per connection. A publish whose confirm was lost with its
  * connection is sent again on the next one, within `connectTimeoutMs`: the broker may then hold
  * it twice, which the consumers' idempotency absorbs — losing it would not be.
  */
-/** Largest message RabbitMQ 4.x accepts by default (`max_message_size`; 3.x: 128 MiB). */
-export const MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
-
 export class Publisher {
   private channel: Promise<PublishChannel> | undefined;
   private closed = false;

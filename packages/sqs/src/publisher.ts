@@ -20,6 +20,8 @@ export interface PublisherDeps {
   readonly maxPayloadBytes: number;
   /** How long transient send failures are tried again. */
   readonly retryMs: number;
+  /** False once the transport is closing: no more tries. */
+  isOpen(): boolean;
   queueFor(destination: string): Promise<QueueRef>;
   settingsOf(queue: QueueRef): Promise<QueueSettings>;
 }
@@ -63,7 +65,7 @@ export async function publishMessage(
   if (maxMessageBytes !== undefined && size > maxMessageBytes) {
     throw new PayloadTooLargeError(destination, size, maxMessageBytes);
   }
-  const command = new SendMessageCommand({
+  const input = {
     QueueUrl: queue.url,
     MessageBody: body.text,
     MessageAttributes: attributes,
@@ -73,16 +75,17 @@ export async function publishMessage(
           MessageDeduplicationId: sqsId(requestId),
         }
       : {}),
-  });
+  };
   const deadline = performance.now() + deps.retryMs;
   for (let attempt = 1; ; attempt++) {
     try {
-      await deps.client.send(command);
+      // A command per try: the SDK builds a request (and signs it) per send.
+      await deps.client.send(new SendMessageCommand(input));
       break;
     } catch (error) {
       const retriable = isTransient(error);
       const pauseMs = Math.min(RETRY_MAX_MS, RETRY_MIN_MS * 2 ** (attempt - 1));
-      if (!retriable || performance.now() + pauseMs > deadline) {
+      if (!retriable || !deps.isOpen() || performance.now() + pauseMs > deadline) {
         throw new PublishFailedError(
           destination,
           `SendMessage to ${queue.name} failed: ${describeError(error)}`,

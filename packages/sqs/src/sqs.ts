@@ -187,6 +187,7 @@ export function sqs(options: SqsTransportOptions = {}): SqsTransport {
           client,
           maxPayloadBytes,
           retryMs: options.publishRetryMs ?? SQS_DEFAULTS.publishRetryMs,
+          isOpen: () => closing === undefined,
           queueFor,
           settingsOf: (queue) =>
             unavailableOnError(`attributes of ${queue.name}`, () => directory.settings(queue)),
