@@ -184,7 +184,9 @@ export function registerLifecycleCases(suite: Suite<TransportEnv, TransportHarne
       await env.sentinel(transport, source, spy);
       await waitUntil(() => subscription.health().status === 'up', {
         timeoutMs: env.timing.waitMs,
-        what: `the subscription to report up (it said ${JSON.stringify(subscription.health())})`,
+        what: 'the subscription to report up',
+      }).catch((error: unknown) => {
+        throw new Error(`${String(error)}; it says ${JSON.stringify(subscription.health())}`);
       });
       expect(subscription.health()).toEqual({ status: 'up' });
       await subscription.stop();
@@ -201,7 +203,9 @@ export function registerLifecycleCases(suite: Suite<TransportEnv, TransportHarne
       await consumerSpy.waitFor(id, 'processed');
       await waitUntil(() => consumer.health().status === 'up', {
         timeoutMs: env.timing.waitMs,
-        what: `the consumer to report up (it said ${JSON.stringify(consumer.health())})`,
+        what: 'the consumer to report up',
+      }).catch((error: unknown) => {
+        throw new Error(`${String(error)}; it says ${JSON.stringify(consumer.health())}`);
       });
       await consumer.stop();
       expect(consumer.health()).toEqual({ status: 'down', reason: 'stopped' });
