@@ -61,4 +61,33 @@ describe('Committer', () => {
     await committer.flush();
     expect(sent).toEqual([[{ topic: 't', partition: 0, offset: '1' }]]);
   });
+
+  it('keeps minIntervalMs between commits, gathering what comes meanwhile; flush does not wait', async () => {
+    const sent: { at: number; offsets: OffsetCommit[] }[] = [];
+    const committer = new Committer(
+      async (offsets) => {
+        sent.push({ at: performance.now(), offsets: [...offsets] });
+      },
+      silentLogger,
+      80,
+    );
+    committer.request(laneWithDone(0, [0]));
+    await tick();
+    expect(sent).toHaveLength(1); // the first goes out at once
+    committer.request(laneWithDone(1, [0, 1]));
+    await tick();
+    committer.request(laneWithDone(2, [0, 1, 2]));
+    await tick();
+    expect(sent).toHaveLength(1); // held back by the interval
+    await new Promise((resolve) => setTimeout(resolve, 120));
+    expect(sent).toHaveLength(2);
+    expect(sent[1]?.offsets.map((o) => o.partition).sort()).toEqual([1, 2]);
+    expect((sent[1]?.at ?? 0) - (sent[0]?.at ?? 0)).toBeGreaterThanOrEqual(78);
+
+    committer.request(laneWithDone(3, [0]));
+    const flushing = performance.now();
+    await committer.flush();
+    expect(sent).toHaveLength(3);
+    expect(performance.now() - flushing).toBeLessThan(60);
+  });
 });

@@ -24,10 +24,14 @@ export class Committer {
     | { kind: 'timer'; handle: NodeJS.Timeout }
     | undefined;
   private suspended = false;
+  /** When the last commit was sent (`performance.now()`). */
+  private lastSentAt = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly commit: (offsets: readonly OffsetCommit[]) => Promise<void>,
     private readonly logger: Logger,
+    /** Least time between two commits sent by `request`; `commitNow` and `flush` do not wait. */
+    private readonly minIntervalMs = 0,
   ) {}
 
   /** Commits `lane`'s watermark soon. */
@@ -86,6 +90,17 @@ export class Committer {
 
   private schedule(): void {
     if (this.scheduled || this.inFlight || this.suspended) return;
+    const waitMs = this.lastSentAt + this.minIntervalMs - performance.now();
+    if (waitMs > 0) {
+      // Each commit is a write on the broker: what comes in meanwhile rides the next one.
+      const timer = setTimeout(() => {
+        this.scheduled = undefined;
+        this.send();
+      }, Math.ceil(waitMs));
+      timer.unref();
+      this.scheduled = { kind: 'timer', handle: timer };
+      return;
+    }
     const handle = setImmediate(() => {
       this.scheduled = undefined;
       this.send();
@@ -114,6 +129,7 @@ export class Committer {
       offsets.push({ topic: lane.topic, partition: lane.partition, offset: offset.toString() });
     }
     if (offsets.length === 0) return;
+    this.lastSentAt = performance.now();
     this.inFlight = this.commit(offsets).then(
       () => {
         for (const [i, lane] of lanes.entries()) {

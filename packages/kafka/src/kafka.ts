@@ -88,6 +88,14 @@ export interface KafkaTransportOptions {
   maxWaitTimeMs?: number;
   /** Messages buffered per partition before its fetching pauses. @default 1000 */
   maxBufferedPerPartition?: number;
+  /**
+   * Least time between two offset commits of a subscription. Commits still go out at once when
+   * a rebalance is announced and on stop. A larger value spares the broker (each commit is a
+   * write to `__consumer_offsets`) at the cost of more redelivered messages after a crash,
+   * which the store answers as duplicates. 0: commit as soon as the previous commit answered.
+   * @default 100
+   */
+  commitIntervalMs?: number;
   /** Largest payload, as declared in `capabilities` (the broker's `message.max.bytes`). @default 1000000 */
   maxPayloadBytes?: number;
   /** Transport warnings and, when given, kafkajs logs (otherwise silenced). */
@@ -110,6 +118,7 @@ export const KAFKA_TRANSPORT_DEFAULTS = Object.freeze({
   rebalanceTimeoutMs: 60_000,
   maxWaitTimeMs: 1_000,
   maxBufferedPerPartition: 1_000,
+  commitIntervalMs: 100,
   maxPayloadBytes: 1_000_000,
 });
 
@@ -243,6 +252,7 @@ export function kafka(options: KafkaTransportOptions): KafkaTransport {
           fromBeginning: settings.startFrom === 'earliest',
           partitionConcurrency: settings.partitionConcurrency,
           maxBufferedPerPartition: settings.maxBufferedPerPartition,
+          commitIntervalMs: settings.commitIntervalMs,
           requestIdHeader: settings.requestIdHeader,
           consumer: {
             groupId: settings.groupId(group, source),
@@ -344,6 +354,7 @@ function checkOptions(options: KafkaTransportOptions): void {
     .integer('rebalanceTimeoutMs', options.rebalanceTimeoutMs, 1)
     .integer('maxWaitTimeMs', options.maxWaitTimeMs, 1)
     .integer('maxBufferedPerPartition', options.maxBufferedPerPartition, 1)
+    .integer('commitIntervalMs', options.commitIntervalMs, 0, 60_000)
     .integer('maxPayloadBytes', options.maxPayloadBytes, 1)
     .expect(
       (options.heartbeatIntervalMs ?? KAFKA_TRANSPORT_DEFAULTS.heartbeatIntervalMs) <

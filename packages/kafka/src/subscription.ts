@@ -33,6 +33,7 @@ export interface SubscriptionSettings {
   fromBeginning: boolean;
   partitionConcurrency: number;
   maxBufferedPerPartition: number;
+  commitIntervalMs: number;
   requestIdHeader: string;
   consumer: Omit<ConsumerSettings, 'restartOnFailure'>;
 }
@@ -104,7 +105,11 @@ export class KafkaSubscription implements Subscription {
       // No restart while closing: it would rejoin the group after close() returned.
       restartOnFailure: () => this.started && !this.closing,
     });
-    this.committer = new Committer((offsets) => this.consumer.commit(offsets), deps.logger);
+    this.committer = new Committer(
+      (offsets) => this.consumer.commit(offsets),
+      deps.logger,
+      settings.commitIntervalMs,
+    );
   }
 
   /** Joins the group; resolves once the first assignment is known and may be consumed. */
