@@ -88,24 +88,24 @@ export class Committer {
     return count;
   }
 
-  private schedule(): void {
+  /**
+   * Sends after `minDelayMs` at the least, and no sooner than `minIntervalMs` after the last
+   * commit: each commit is a write on the broker, and what comes in meanwhile rides the next one.
+   */
+  private schedule(minDelayMs = 0): void {
     if (this.scheduled || this.inFlight || this.suspended) return;
-    const waitMs = this.lastSentAt + this.minIntervalMs - performance.now();
-    if (waitMs > 0) {
-      // Each commit is a write on the broker: what comes in meanwhile rides the next one.
-      const timer = setTimeout(() => {
-        this.scheduled = undefined;
-        this.send();
-      }, Math.ceil(waitMs));
-      timer.unref();
-      this.scheduled = { kind: 'timer', handle: timer };
-      return;
-    }
-    const handle = setImmediate(() => {
+    const waitMs = Math.max(minDelayMs, this.lastSentAt + this.minIntervalMs - performance.now());
+    const sendNow = () => {
       this.scheduled = undefined;
       this.send();
-    });
-    this.scheduled = { kind: 'immediate', handle };
+    };
+    if (waitMs <= 0) {
+      this.scheduled = { kind: 'immediate', handle: setImmediate(sendNow) };
+      return;
+    }
+    const handle = setTimeout(sendNow, Math.ceil(waitMs));
+    handle.unref();
+    this.scheduled = { kind: 'timer', handle };
   }
 
   private clearSchedule(): void {
@@ -152,15 +152,6 @@ export class Committer {
   private done(failed: boolean): void {
     this.inFlight = undefined;
     if (this.dirty.size === 0 || this.suspended) return;
-    if (!failed) {
-      this.schedule();
-      return;
-    }
-    const handle = setTimeout(() => {
-      this.scheduled = undefined;
-      this.send();
-    }, RETRY_AFTER_MS);
-    handle.unref();
-    this.scheduled = { kind: 'timer', handle };
+    this.schedule(failed ? RETRY_AFTER_MS : 0);
   }
 }
