@@ -114,8 +114,7 @@ export class RabbitmqSubscription implements Subscription {
     const holder = this.current;
     this.current = undefined;
     if (holder) {
-      holder.open = false;
-      holder.acks.close();
+      retire(holder);
       await holder.tracker.channel.close().catch(() => undefined);
     }
     this.end();
@@ -162,8 +161,7 @@ export class RabbitmqSubscription implements Subscription {
       this.current = holder;
       await this.consume(holder);
     } catch (error) {
-      holder.open = false;
-      holder.acks.close();
+      retire(holder);
       if (this.current === holder) this.current = undefined;
       await channel.close().catch(() => undefined);
       throw error;
@@ -185,8 +183,7 @@ export class RabbitmqSubscription implements Subscription {
       await holder.tracker.channel.cancel(consumerTag).catch(() => undefined);
     } else if (this.state === 'closed') {
       // The transport closed meanwhile: nothing will settle on this channel.
-      holder.open = false;
-      holder.acks.close();
+      retire(holder);
       await holder.tracker.channel.close().catch(() => undefined);
     }
   }
@@ -258,8 +255,7 @@ export class RabbitmqSubscription implements Subscription {
   }
 
   private channelClosed(holder: ConsumerChannel): void {
-    holder.open = false;
-    holder.acks.close();
+    retire(holder);
     holder.unsettled.clear();
     if (this.current !== holder) return;
     this.current = undefined;
@@ -323,4 +319,10 @@ export class RabbitmqSubscription implements Subscription {
     clearTimeout(this.retryTimer);
     this.wake?.();
   }
+}
+
+/** The channel is done for: its deliveries can no longer be settled (the broker took them back). */
+function retire(holder: ConsumerChannel): void {
+  holder.open = false;
+  holder.acks.close();
 }
