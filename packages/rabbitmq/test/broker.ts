@@ -1,7 +1,9 @@
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import type { Socket } from 'node:net';
 import { delimiter, join } from 'node:path';
 import { promisify } from 'node:util';
+import amqplib, { type ChannelModel, type Options } from 'amqplib';
 
 const run = promisify(execFile);
 
@@ -75,4 +77,37 @@ export function withVhost(url: string, vhost: string): string {
   const parsed = new URL(url);
   parsed.pathname = `/${encodeURIComponent(vhost)}`;
   return parsed.toString();
+}
+
+/**
+ * Connections to `url` a transport opens through `connect` (pass it as its `connection`), which
+ * `cut()` breaks all at once as a network failure would. The socket is destroyed with an error:
+ * amqplib notices a reset or a close from the broker, but a socket destroyed quietly under it
+ * leaves the connection hanging.
+ */
+export function cuttableConnections(url: string | Options.Connect, connectionName?: string) {
+  const open = new Set<ChannelModel>();
+  return {
+    connect: async (): Promise<ChannelModel> => {
+      const model = await amqplib.connect(
+        url,
+        connectionName === undefined
+          ? {}
+          : { clientProperties: { connection_name: connectionName } },
+      );
+      open.add(model);
+      model.on('close', () => open.delete(model));
+      return model;
+    },
+    /** Breaks every open connection; returns how many there were. */
+    cut(): number {
+      const count = open.size;
+      for (const model of open) {
+        (model.connection as unknown as { stream: Socket }).stream.destroy(
+          new Error('connection cut (test)'),
+        );
+      }
+      return count;
+    },
+  };
 }

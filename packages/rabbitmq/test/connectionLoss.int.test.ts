@@ -1,12 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import type { Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type Consumer, createConsumer, type Logger } from '@idemq/core';
 import { redisStore } from '@idemq/redis';
-import amqplib, { type ChannelModel } from 'amqplib';
+import amqplib from 'amqplib';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { type QueueType, rabbitmq } from '../src/index.js';
-import { BrokerAdmin } from './broker.js';
+import { BrokerAdmin, cuttableConnections } from './broker.js';
 
 const KILLS = 2;
 /** Published per batch, one batch every PACE_MS: about 200 messages a second. */
@@ -40,23 +39,16 @@ describe.each<QueueType>(['quorum', 'classic'])('connection loss (%s queues)', (
     const { faultsUrl, vhosts } = inject('amqp');
     const admin = vhosts === undefined ? undefined : BrokerAdmin.local();
     // Without rabbitmqctl (a remote broker): cut the sockets instead, as a network failure would.
-    const models: ChannelModel[] = [];
-    const connect = async () => {
-      const model = await amqplib.connect(faultsUrl);
-      models.push(model);
-      return model;
-    };
+    const connections = cuttableConnections(faultsUrl);
     const kill = async () => {
       if (admin && vhosts)
         return admin.closeAllConnections(vhosts.faults, 'idemq connection-loss test');
-      for (const model of models) {
-        (model.connection as unknown as { stream: Socket }).stream.destroy();
-      }
+      connections.cut();
     };
 
     const logger = countingLogger();
     const options = {
-      connection: connect,
+      connection: connections.connect,
       queueType,
       connectTimeoutMs: 20_000,
       reconnect: { initialDelayMs: 50, maxDelayMs: 1_000 },

@@ -1,7 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Socket } from 'node:net';
 import type { TransportHarness } from '@idemq/conformance';
-import amqplib, { type ChannelModel } from 'amqplib';
 import { inject } from 'vitest';
 import {
   defaultQueueName,
@@ -10,7 +8,7 @@ import {
   rabbitmq,
   rabbitmqCapabilities,
 } from '../src/index.js';
-import { BrokerAdmin } from './broker.js';
+import { BrokerAdmin, cuttableConnections } from './broker.js';
 
 const DEAD_LETTER_SUFFIX = '.dlq';
 
@@ -47,26 +45,13 @@ export function rabbitmqHarness(queueType: QueueType): TransportHarness {
   const admin = vhosts === undefined ? undefined : BrokerAdmin.local();
   const { url, ...options } = testOptions(queueType);
   // Every connection the transports open (again), so C24 can cut them all as a network would.
-  const open = new Set<ChannelModel>();
-  const connection = async () => {
-    const model = await amqplib.connect(url, {
-      clientProperties: { connection_name: options.connectionName },
-    });
-    open.add(model);
-    model.on('close', () => open.delete(model));
-    return model;
-  };
+  const connections = cuttableConnections(url, options.connectionName);
   return {
     name: `rabbitmq (${queueType})`,
     capabilities: rabbitmqCapabilities(queueType),
-    connect: async () => rabbitmq({ ...options, connection }),
+    connect: async () => rabbitmq({ ...options, connection: connections.connect }),
     interruptConnections: () => {
-      if (open.size === 0) throw new Error('interruptConnections: no connection to cut');
-      for (const model of open) {
-        (model.connection as unknown as { stream: Socket }).stream.destroy(
-          new Error('connection cut (C24)'),
-        );
-      }
+      if (connections.cut() === 0) throw new Error('interruptConnections: no connection to cut');
     },
     newSource: async () => uniqueSource(`c-${queueType}`),
     deadLetterOf: (source) => source + DEAD_LETTER_SUFFIX,
