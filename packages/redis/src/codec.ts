@@ -51,15 +51,15 @@ function storedError(name = '', message = '', code = ''): StoredError {
   return code === '' ? { name, message } : { name, message, code };
 }
 
-/** The inspect script's reply (now, pttl, field/value pairs) as a record. */
+/** The inspect script's reply (expiry, field/value pairs) as a record. */
 export function decodeRecord(id: RecordId, reply: unknown[]): IdempotencyRecord | undefined {
-  const [now, pttl, ...pairs] = reply.map(text);
+  const [expiry, ...pairs] = reply.map(text);
   if (pairs.length === 0) return undefined;
   const hash = new Map<string, string>();
   for (let i = 0; i + 1 < pairs.length; i += 2)
     hash.set(pairs[i] as string, pairs[i + 1] as string);
   const state = hash.get('s') as RecordState;
-  const ttl = Number(pttl);
+  const expiresAt = Number(expiry);
   const record: IdempotencyRecord = {
     scope: id.scope,
     requestId: id.requestId,
@@ -71,7 +71,7 @@ export function decodeRecord(id: RecordId, reply: unknown[]): IdempotencyRecord 
   assign(record, 'fingerprint', hash.get('p'));
   assign(record, 'leaseExpiresAt', state === 'IN_PROGRESS' ? number('l') : undefined);
   assign(record, 'completedAt', number('c'));
-  assign(record, 'expiresAt', number('x') ?? (ttl >= 0 ? Number(now) + ttl : undefined));
+  assign(record, 'expiresAt', expiresAt >= 0 ? expiresAt : undefined);
   assign(record, 'result', hash.get('v'));
   if (hash.has('en'))
     record.lastError = storedError(hash.get('en'), hash.get('em'), hash.get('ec'));

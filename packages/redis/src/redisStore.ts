@@ -203,6 +203,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     token,
     request.leaseMs,
     request.retainMs,
+    request.leaseMs + request.retainMs,
     request.fingerprint ?? '',
   ];
 

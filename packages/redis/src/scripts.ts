@@ -5,27 +5,44 @@
  * Replies are flat arrays of strings and integers only, so RESP2 and RESP3 clients agree.
  *
  * Record hash fields: s state, a attempt, f fencing token, o owner token, l lease expiry (ms),
- * r retain after lease (ms), x expiry (epoch ms, also set with PEXPIREAT, so reads are exact),
- * p payload fingerprint, c completed at (ms), v result, en / em / ec last error name / message /
- * code.
+ * r retain after lease (ms), p payload fingerprint, c completed at (ms), v result, en / em / ec
+ * last error name / message / code. The record's expiry is the key's own TTL (`PEXPIRE`).
+ *
+ * Cost: these run for every message, and in Redis's Lua turning a number into a string (an
+ * argument to `redis.call`, `tostring`, `string.format`) costs about as much as a whole `HGET`.
+ * So times are built as strings from `TIME`'s own digits, TTLs are the caller's strings passed
+ * straight to `PEXPIRE`, only a lease expiry is formatted (`%.0f`: `tostring` turns to exponents
+ * past 14 digits), and a claim checks `EXISTS` before reading a record (most ids are new).
+ * Instructions per call (callgrind, redis-server 7.0): fresh claim 129k → 92k, completion
+ * 86k → 72k, failure 85k → 61k; server time per call −23 to −25 % on the shared Redis.
  */
 
+/**
+ * `now`: server epoch ms as a number; `nowMs` and `nowUs`: the same instant in ms and µs as
+ * strings, from TIME's digits.
+ */
 const NOW = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local nowUs = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local micros = string.rep('0', 6 - #t[2]) .. t[2]
+local nowMs = t[1] .. string.sub(micros, 1, 3)
+local nowUs = t[1] .. micros
 `;
 
 /**
  * A fenced transition over N keys: for each key whose IN_PROGRESS record is owned by the token
  * in its first argument, run `body` (which sees `key`, `base` — the key's argument offset —,
- * `now`, and `h`: the fields `s`, `o`, then `extraFields`) and answer 1; answer 0, changing
- * nothing, for every other key. Each server command costs a Lua round trip into Redis, so
- * bodies read what they need in this one HMGET and write with one HSET.
+ * `now` and `nowMs` unless `clock` is false, and `h`: the fields `s`, `o`, then `extraFields`)
+ * and answer 1; answer 0, changing nothing, for every other key. Each server command costs a Lua
+ * round trip into Redis, so bodies read what they need in this one HMGET and write with one HSET.
  */
-function fencedTransition(stride: number, body: string, extraFields: string[] = []): string {
+function fencedTransition(
+  stride: number,
+  body: string,
+  { extraFields = [], clock = true }: { extraFields?: string[]; clock?: boolean } = {},
+): string {
   const fields = ['s', 'o', ...extraFields].map((f) => `'${f}'`).join(', ');
-  return `${NOW}
+  return `${clock ? NOW : ''}
 local out = {}
 for i, key in ipairs(KEYS) do
   local base = (i - 1) * ${stride}
@@ -41,8 +58,11 @@ return out
 `;
 }
 
-/** Per key ARGV: token, leaseMs, retainMs, fingerprint ('' = none). 8 reply fields per key. */
-const CLAIM_STRIDE = 4;
+/**
+ * Per key ARGV: token, leaseMs, retainMs, ttlMs (= leaseMs + retainMs, the key's TTL),
+ * fingerprint ('' = none). 8 reply fields per key.
+ */
+const CLAIM_STRIDE = 5;
 export const CLAIM_REPLY_WIDTH = 8;
 export const claimScript = `${NOW}
 local out = {}
@@ -51,34 +71,42 @@ local function reply(i, a, b, c, d, e, f, g, h)
   out[o + 1], out[o + 2], out[o + 3], out[o + 4] = a, b, c, d
   out[o + 5], out[o + 6], out[o + 7], out[o + 8] = e, f, g, h
 end
+-- Writes an IN_PROGRESS record and its TTL; returns the lease expiry as a string.
+local function take(key, base, attempt, fence)
+  local token, retainMs, fp = ARGV[base + 1], ARGV[base + 3], ARGV[base + 5]
+  local leaseUntil = string.format('%.0f', now + tonumber(ARGV[base + 2]))
+  if fp ~= '' then
+    redis.call('HSET', key, 's', 'IN_PROGRESS', 'a', attempt, 'f', fence, 'o', token,
+      'l', leaseUntil, 'r', retainMs, 'p', fp)
+  else
+    redis.call('HSET', key, 's', 'IN_PROGRESS', 'a', attempt, 'f', fence, 'o', token,
+      'l', leaseUntil, 'r', retainMs)
+  end
+  redis.call('PEXPIRE', key, ARGV[base + 4])
+  return leaseUntil
+end
 for i, key in ipairs(KEYS) do
   local base = (i - 1) * ${CLAIM_STRIDE}
-  local token, leaseMs, retainMs, fp = ARGV[base + 1], tonumber(ARGV[base + 2]), tonumber(ARGV[base + 3]), ARGV[base + 4]
-  local h = redis.call('HMGET', key, 's', 'a', 'f', 'l', 'p', 'c', 'v', 'en', 'em', 'ec')
-  local state = h[1]
-  if state and fp ~= '' and h[5] and h[5] ~= fp then
-    reply(i, 'key-reuse', '', '', '', '', '', '', '')
-  elseif state == 'COMPLETED' then
-    reply(i, 'duplicate', h[6] or '0', h[7] and '1' or '0', h[7] or '', '', '', '', '')
-  elseif state == 'IN_PROGRESS' and tonumber(h[4]) > now then
-    reply(i, 'in-progress', tostring(tonumber(h[4]) - now), h[2], '', '', '', '', '')
+  if redis.call('EXISTS', key) == 0 then
+    -- The common case, a new id: attempt 1, fenced by the server's clock in µs.
+    reply(i, 'claimed', nowUs, '1', take(key, base, '1', nowUs), '', '', '', '0')
   else
-    local attempt = (tonumber(h[2]) or 0) + ((state == 'RELEASED') and 0 or 1)
-    -- Composite fencing token: above the record's last one, and above any token this record
-    -- had before it expired (server microseconds only grow).
-    local fence = string.format('%.0f', math.max((tonumber(h[3]) or 0) + 1, nowUs))
-    local leaseUntil = now + leaseMs
-    local expiry = leaseUntil + retainMs
-    if fp ~= '' then
-      redis.call('HSET', key, 's', 'IN_PROGRESS', 'a', attempt, 'f', fence, 'o', token,
-        'l', leaseUntil, 'r', retainMs, 'x', expiry, 'p', fp)
+    local h = redis.call('HMGET', key, 's', 'a', 'f', 'l', 'p', 'c', 'v', 'en', 'em', 'ec')
+    local state, fp = h[1], ARGV[base + 5]
+    if fp ~= '' and h[5] and h[5] ~= fp then
+      reply(i, 'key-reuse', '', '', '', '', '', '', '')
+    elseif state == 'COMPLETED' then
+      reply(i, 'duplicate', h[6] or '0', h[7] and '1' or '0', h[7] or '', '', '', '', '')
+    elseif state == 'IN_PROGRESS' and tonumber(h[4]) > now then
+      reply(i, 'in-progress', tostring(tonumber(h[4]) - now), h[2], '', '', '', '', '')
     else
-      redis.call('HSET', key, 's', 'IN_PROGRESS', 'a', attempt, 'f', fence, 'o', token,
-        'l', leaseUntil, 'r', retainMs, 'x', expiry)
+      local attempt = tostring((tonumber(h[2]) or 0) + ((state == 'RELEASED') and 0 or 1))
+      -- Composite fencing token: above the record's last one, and above any token this record
+      -- had before it expired (server microseconds only grow).
+      local fence = string.format('%.0f', math.max((tonumber(h[3]) or 0) + 1, tonumber(nowUs)))
+      reply(i, 'claimed', fence, attempt, take(key, base, attempt, fence),
+        h[8] or '', h[9] or '', h[10] or '', h[8] and '1' or '0')
     end
-    redis.call('PEXPIREAT', key, expiry)
-    reply(i, 'claimed', fence, tostring(attempt), tostring(leaseUntil),
-      h[8] or '', h[9] or '', h[10] or '', h[8] and '1' or '0')
   end
 end
 return out
@@ -88,43 +116,37 @@ return out
 export const completeScript = fencedTransition(
   4,
   `    redis.call('HDEL', key, 'o', 'l', 'en', 'em', 'ec')
-    local expiry = now + tonumber(ARGV[base + 2])
     if ARGV[base + 3] == '1' then
-      redis.call('HSET', key, 's', 'COMPLETED', 'c', now, 'x', expiry, 'v', ARGV[base + 4])
+      redis.call('HSET', key, 's', 'COMPLETED', 'c', nowMs, 'v', ARGV[base + 4])
     else
-      redis.call('HSET', key, 's', 'COMPLETED', 'c', now, 'x', expiry)
+      redis.call('HSET', key, 's', 'COMPLETED', 'c', nowMs)
     end
-    redis.call('PEXPIREAT', key, expiry)`,
+    redis.call('PEXPIRE', key, ARGV[base + 2])`,
 );
 
 /** Per key ARGV: token, ttlMs, error name, error message, error code. */
 export const failScript = fencedTransition(
   5,
-  `    local expiry = now + tonumber(ARGV[base + 2])
-    if ARGV[base + 5] ~= '' then
+  `    if ARGV[base + 5] ~= '' then
       redis.call('HDEL', key, 'o', 'l')
       redis.call('HSET', key, 's', 'FAILED', 'en', ARGV[base + 3], 'em', ARGV[base + 4],
-        'ec', ARGV[base + 5], 'x', expiry)
+        'ec', ARGV[base + 5])
     else
       redis.call('HDEL', key, 'o', 'l', 'ec')
-      redis.call('HSET', key, 's', 'FAILED', 'en', ARGV[base + 3], 'em', ARGV[base + 4],
-        'x', expiry)
+      redis.call('HSET', key, 's', 'FAILED', 'en', ARGV[base + 3], 'em', ARGV[base + 4])
     end
-    redis.call('PEXPIREAT', key, expiry)`,
+    redis.call('PEXPIRE', key, ARGV[base + 2])`,
+  { clock: false },
 );
 
 /** Per key ARGV: token, leaseMs. The record lives at least lease + retain from now. */
 export const renewScript = fencedTransition(
   2,
   `    local leaseMs = tonumber(ARGV[base + 2])
-    local keep = now + leaseMs + (tonumber(h[3]) or 0)
-    if (tonumber(h[4]) or 0) < keep then
-      redis.call('HSET', key, 'l', now + leaseMs, 'x', keep)
-      redis.call('PEXPIREAT', key, keep)
-    else
-      redis.call('HSET', key, 'l', now + leaseMs)
-    end`,
-  ['r', 'x'],
+    redis.call('HSET', key, 'l', now + leaseMs)
+    local keepMs = leaseMs + (tonumber(h[3]) or 0)
+    if redis.call('PTTL', key) < keepMs then redis.call('PEXPIRE', key, keepMs) end`,
+  { extraFields: ['r'] },
 );
 
 /** Per key ARGV: token. The record becomes RELEASED; its TTL is kept. */
@@ -132,12 +154,21 @@ export const releaseScript = fencedTransition(
   1,
   `    redis.call('HDEL', key, 'o', 'l')
     redis.call('HSET', key, 's', 'RELEASED')`,
+  { clock: false },
 );
 
-/** One key. Reply: now, pttl, then the hash as field, value pairs. */
-export const inspectScript = `${NOW}
-local out = {tostring(now), tostring(redis.call('PTTL', KEYS[1]))}
-for _, v in ipairs(redis.call('HGETALL', KEYS[1])) do table.insert(out, v) end
+/** One key. Reply: its expiry (server epoch ms, negative: none), then the hash's field, value pairs. */
+export const inspectScript = `
+local key = KEYS[1]
+-- PEXPIRETIME (Redis 7.0+) is the exact expiry; earlier servers get now + PTTL, which can be 1 ms off.
+local ok, expiry = pcall(redis.call, 'PEXPIRETIME', key)
+if not ok then
+  local t = redis.call('TIME')
+  local ttl = redis.call('PTTL', key)
+  expiry = ttl < 0 and -1 or tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + ttl
+end
+local out = {string.format('%.0f', expiry)}
+for _, v in ipairs(redis.call('HGETALL', key)) do table.insert(out, v) end
 return out
 `;
 

@@ -57,7 +57,7 @@ export async function runSelfTest(context: SelfTestContext): Promise<SelfTestRep
   const key = `${prefix}:{self-test-${randomUUID()}}`;
   try {
     const claim = (await step('claim', () =>
-      runner.run('claim', [key], [randomUUID(), 5_000, 1_000, '']),
+      runner.run('claim', [key], [randomUUID(), 5_000, 1_000, 6_000, '']),
     )) as unknown[];
     if (claim[0] !== 'claimed')
       throw new UnsupportedServerError(`probe claim answered ${String(claim[0])}`);
