@@ -131,6 +131,12 @@ export class Ledger {
     await this.redis.hincrby(this.key('completions'), requestId, 1);
   }
 
+  /** The ids among `ids` with no COMPLETED transition in the ledger yet. */
+  async uncompleted(ids: readonly string[]): Promise<string[]> {
+    const done = new Set(await this.redis.hkeys(this.key('completions')));
+    return ids.filter((id) => !done.has(id));
+  }
+
   async bump(counter: CounterName, by = 1): Promise<void> {
     await this.redis.hincrby(this.key('counters'), counter, by);
   }

@@ -5,13 +5,14 @@
  */
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { IdempotencyRecord } from '@idemq/core';
 import { seededRandom } from '@idemq/core/testing';
 import { redisStore } from '@idemq/redis';
 import { Redis } from 'ioredis';
 import { type AuditReport, audit } from './audit.js';
 import { faultSequence } from './faults.js';
 import type { FiguresRow } from './figures.js';
-import { Ledger } from './ledger.js';
+import { Ledger, type LedgerSnapshot } from './ledger.js';
 import { planPublishing, publishAll } from './publisher.js';
 import type { Scenario } from './scenarios.js';
 import { STORE_PROFILE, type StoreServer } from './storeServer.js';
@@ -132,13 +133,20 @@ export async function runScenario(options: RunOptions): Promise<RunResult> {
     const badInputs = badKinds.length * scenario.badInputCopies;
     const expectedDead = plan.poison.length + badInputs;
     const deadline = performance.now() + options.timeoutMs;
+    const records = storeRecords(storeServer.url, storePrefix, scope);
     let lastProgress = '';
     let quietSince = performance.now();
     let lastLogAt = performance.now();
     while (performance.now() < deadline) {
       options.signal?.throwIfAborted();
       const [effects, dead] = await Promise.all([ledger.effectCount(), ledger.deadLetterCount()]);
-      const progress = `${effects}/${plan.healthy.length} effects, ${dead}/${expectedDead} dead letters`;
+      // An applied effect is not the end of an id: its completion may have failed (store down)
+      // and be pending a redelivery. Count the ids still waiting for one, once effects are all in.
+      const uncompleted =
+        effects >= plan.healthy.length
+          ? (await records.notCompleted(await ledger.uncompleted(plan.healthy))).length
+          : plan.healthy.length;
+      const progress = `${effects}/${plan.healthy.length} effects, ${plan.healthy.length - uncompleted} completed, ${dead}/${expectedDead} dead letters`;
       if (progress !== lastProgress) {
         lastProgress = progress;
         quietSince = performance.now();
@@ -149,7 +157,7 @@ export async function runScenario(options: RunOptions): Promise<RunResult> {
       }
       // A bounded run also waits for its last planned fault, so the table shows every fault.
       const faultsDone = !injecting || !Number.isFinite(sequence.total);
-      const complete = effects >= plan.healthy.length && dead >= expectedDead && faultsDone;
+      const complete = uncompleted === 0 && dead >= expectedDead && faultsDone;
       // Complete and quiet for a moment: late copies and zombies have had their say.
       if (complete && performance.now() - quietSince > 1_500) break;
       await sleep(250);
@@ -162,18 +170,17 @@ export async function runScenario(options: RunOptions): Promise<RunResult> {
     const wallMs = Math.round(performance.now() - startedAt);
 
     const snapshot = await ledger.snapshot();
-    const completedInStore = await completedAmong(
-      plan.healthy.filter((id) => !snapshot.completions.has(id)),
-      storeServer.url,
-      storePrefix,
-      scope,
+    const withoutLedgerCompletion = plan.healthy.filter((id) => !snapshot.completions.has(id));
+    const storeOnly = await records.read(withoutLedgerCompletion);
+    const completedInStore = new Set(
+      withoutLedgerCompletion.filter((id) => storeOnly.get(id)?.state === 'COMPLETED'),
     );
     const report = audit(
       { healthy: plan.healthy, poison: plan.poison, badInputs, maxAttempts: scenario.maxAttempts },
       snapshot,
       completedInStore,
     );
-    if (!report.ok) failures.push(describeFailures(report));
+    if (!report.ok) failures.push(describeFailures(report, snapshot, storeOnly));
     const untimed = await keysWithoutTtl(storeServer.url, storePrefix);
     if (untimed > 0) failures.push(`${untimed} store keys without a TTL`);
     failures.push(...(scenario.check?.(report, snapshot.counters) ?? []));
@@ -227,25 +234,27 @@ export async function runScenario(options: RunOptions): Promise<RunResult> {
   }
 }
 
-/** The ids among `ids` whose store record is COMPLETED. */
-async function completedAmong(
-  ids: readonly string[],
-  storeUrl: string,
-  prefix: string,
-  scope: string,
-): Promise<Set<string>> {
-  const found = new Set<string>();
-  if (ids.length === 0) return found;
-  const store = redisStore({ url: storeUrl, prefix });
-  try {
-    for (const requestId of ids) {
-      const record = await store.inspect({ scope, requestId });
-      if (record?.state === 'COMPLETED') found.add(requestId);
+/** Reads the run's store records (a store client per call: the store may have restarted). */
+function storeRecords(storeUrl: string, prefix: string, scope: string) {
+  const read = async (ids: readonly string[]) => {
+    const found = new Map<string, IdempotencyRecord | undefined>();
+    if (ids.length === 0) return found;
+    const store = redisStore({ url: storeUrl, prefix });
+    try {
+      for (const requestId of ids) found.set(requestId, await store.inspect({ scope, requestId }));
+    } finally {
+      await store.close();
     }
-  } finally {
-    await store.close();
-  }
-  return found;
+    return found;
+  };
+  return {
+    read,
+    /** The ids among `ids` whose store record is not COMPLETED. */
+    async notCompleted(ids: readonly string[]): Promise<string[]> {
+      const found = await read(ids);
+      return ids.filter((id) => found.get(id)?.state !== 'COMPLETED');
+    },
+  };
 }
 
 /** Store keys of the run with no expiry (every record must expire: nothing grows unbounded). */
@@ -266,10 +275,28 @@ async function keysWithoutTtl(storeUrl: string, prefix: string): Promise<number>
   return count;
 }
 
-function describeFailures(report: AuditReport): string {
+function describeFailures(
+  report: AuditReport,
+  snapshot: LedgerSnapshot,
+  storeOnly: ReadonlyMap<string, IdempotencyRecord | undefined>,
+): string {
   const sample = (ids: string[]) => ids.slice(0, 5).join(', ');
+  // What a lost id left behind, so that a failure in CI can be told from a harness mistake.
+  const trace = (id: string) => {
+    const record = storeOnly.get(id);
+    const stored = !storeOnly.has(id)
+      ? 'completion in the ledger'
+      : record
+        ? `${record.state}, attempt ${record.attempt}`
+        : 'no record';
+    return `${id}: ${snapshot.executions.get(id) ?? 0} executions, effect ${
+      snapshot.effects.has(id) ? 'applied' : 'missing'
+    }, store ${stored}`;
+  };
   const parts: string[] = [];
-  if (report.lost.length) parts.push(`${report.lost.length} lost (${sample(report.lost)})`);
+  if (report.lost.length) {
+    parts.push(`${report.lost.length} lost (${report.lost.slice(0, 5).map(trace).join('; ')})`);
+  }
   if (report.completedTwice.length) {
     parts.push(
       `${report.completedTwice.length} completed twice (${sample(report.completedTwice)})`,
