@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 /**
  * The publisher's plan: healthy and poison ids, which are sent more than once, and when. A
  * duplicate copy goes out right behind its original (both race for the record) or later (it must
@@ -66,6 +67,8 @@ export async function publishAll(
   parallel = 32,
 ): Promise<void> {
   const startedAt = performance.now();
+  // Every lane may sleep on the run's signal at once: `parallel` listeners is the plan, not a leak.
+  if (signal) setMaxListeners(parallel + 10, signal);
   let next = 0;
   const lane = async () => {
     while (next < order.length) {
