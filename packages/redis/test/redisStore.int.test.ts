@@ -5,6 +5,7 @@ import { ErrorCodes, type IdemqError, recordKey } from '@idemq/core';
 import { type Cluster, Redis } from 'ioredis';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { keySlot, type RedisStore, redisStore } from '../src/index.js';
+import { Scripts } from '../src/scripts.js';
 import {
   clusterClient,
   scriptCommandCount,
@@ -173,6 +174,27 @@ describe('redisStore on standalone Redis', () => {
     await ttlStore.close();
   });
 
+  it("reads a record's expiry the same way before Redis 7.0 (now + PTTL) as with PEXPIRETIME", async () => {
+    const prefix = uniquePrefix();
+    const timedStore = redisStore({ client, prefix });
+    await timedStore.claim({ scope, requestId: 'expiry', leaseMs: 1_000, retainMs: 60_000 });
+    const key = recordKey(prefix, scope, 'expiry');
+    // A server without PEXPIRETIME rejects the call, which is all the script's fallback tests
+    // for: an unknown command name takes the same branch on this 7.x server.
+    const pre70 = Scripts.inspect.replace("'PEXPIRETIME'", "'NO-SUCH-COMMAND'");
+    expect(pre70).not.toBe(Scripts.inspect);
+    const [exact] = (await client.eval(Scripts.inspect, 1, key)) as string[];
+    const [fallback, ...fields] = (await client.eval(pre70, 1, key)) as string[];
+    expect(Number(exact)).toBe(await client.pexpiretime(key));
+    expect(Math.abs(Number(fallback) - Number(exact))).toBeLessThanOrEqual(1);
+    expect(fields).toContain('IN_PROGRESS');
+
+    await client.persist(key);
+    expect(((await client.eval(pre70, 1, key)) as string[])[0]).toBe('-1');
+    expect(((await client.eval(pre70, 1, `${key}-absent`)) as string[])[0]).toBe('-1');
+    await client.del(key);
+    await timedStore.close();
+  });
   it('never closes a client it did not create', async () => {
     await store.close();
     expect(await client.ping()).toBe('PONG');
