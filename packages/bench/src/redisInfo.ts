@@ -29,6 +29,13 @@ export async function serverFacts(client: Redis): Promise<{ version: string; mod
   };
 }
 
+/** CPU time the Redis server has used since it started (user + system, all its threads), µs. */
+export async function serverCpuMicros(client: Redis): Promise<number> {
+  const text = await client.info('cpu');
+  const seconds = (name: string) => Number(new RegExp(`${name}:([\\d.]+)`).exec(text)?.[1]);
+  return Math.round((seconds('used_cpu_user') + seconds('used_cpu_sys')) * 1e6);
+}
+
 /** Deletes every key matching `patterns` (SCAN + UNLINK): the bench never flushes a shared server. */
 export async function deleteKeys(client: Redis, patterns: readonly string[]): Promise<number> {
   let deleted = 0;

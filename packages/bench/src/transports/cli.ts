@@ -29,7 +29,8 @@ const D = TRANSPORT_BENCH_DEFAULTS;
 
 export const TRANSPORTS_USAGE = `Usage: pnpm bench transports [${TRANSPORTS.join('|')} …] [options]
 idemq's consumer (createConsumer + redisStore, no-op handler) beside a raw consumer of the same
-client library with the same concurrency, on the same pre-filled queues or topics: messages/s,
+client library with the same concurrency, and that raw consumer with hand-written idempotency
+(SET NX before the handler, SET after), on the same pre-filled queues or topics: messages/s,
 the ratio, Redis round trips per message, CPU and RSS. Default: every transport, in turn.
   --messages <n>              messages per round at concurrency > 1 (default ${D.messages})
   --sequential-messages <n>   messages per round at concurrency 1 (default ${D.sequentialMessages})

@@ -3,7 +3,7 @@ import { redisStore } from '@idemq/redis';
 import { Redis } from 'ioredis';
 import type { SessionHandle } from '../childSession.js';
 import { CommandCounter, countIoredis, diffCounts } from '../commandCounter.js';
-import { deleteKeys, globEscape } from '../redisInfo.js';
+import { deleteKeys, globEscape, serverCpuMicros } from '../redisInfo.js';
 import {
   COUNTED_EVENTS,
   Completion,
@@ -80,13 +80,16 @@ export class IdemqConsumer implements ConsumerSession {
       });
     }
 
+    const redisCpu0 = await serverCpuMicros(this.admin);
     const stats0 = this.store.stats();
     const sent0 = this.sent.snapshot();
     const start = startRound();
+    let redisCpu1 = Number.NaN;
     try {
       await consumer.start();
       start.startedAt = performance.now();
       await completion.done;
+      redisCpu1 = await serverCpuMicros(this.admin);
     } finally {
       completion.fail(new Error('round ended')); // stops the stall timer if start() threw
       await consumer.stop();
@@ -107,6 +110,7 @@ export class IdemqConsumer implements ConsumerSession {
       scriptCalls: stats1.scriptCalls - stats0.scriptCalls,
       storeRoundTrips: stats1.roundTrips - stats0.roundTrips,
       redisCommands: diffCounts(sent1, sent0),
+      redisCpuMicros: redisCpu1 - redisCpu0,
       keysDeleted,
     };
   }

@@ -1,9 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { parseTransportsCli } from './cli.js';
 import { spliceTransportDocument, transportMarkdown, transportMarkers } from './report.js';
-import { type ConsumerRow, evaluateTransportGoals, type TransportReport } from './run.js';
+import {
+  type ConsumerRow,
+  checkRound,
+  evaluateTransportGoals,
+  type TransportReport,
+} from './run.js';
 import { pollSizes } from './sqs/consumer.js';
-import type { TransportName } from './types.js';
+import type { ConsumeResult, TransportName } from './types.js';
 
 const row = (
   consumer: ConsumerRow['consumer'],
@@ -81,12 +86,18 @@ describe('the raw SQS loop', () => {
 describe('goals and report', () => {
   const rows = [
     row('raw', 64, 5_000),
+    row('hand', 64, 4_600, {
+      vsRaw: 0.92,
+      roundTripsPerMessage: 2,
+      redisCpuMicrosPerMessage: 7.4,
+      commandsPerMessage: { set: 2 },
+    }),
     row('idemq', 64, 4_100, { vsRaw: 0.82 }),
     row('raw', 1, 600, { messages: 2_000 }),
     row('idemq', 1, 300, { messages: 2_000, vsRaw: 0.5, roundTripsPerMessage: 2 }),
   ];
 
-  it('judges the ratio at concurrency > 1 only, and the round trips everywhere', () => {
+  it('judges idemq only: its ratio at concurrency > 1, and its round trips everywhere', () => {
     const goals = evaluateTransportGoals(rows);
     expect(goals.map((g) => [g.name, g.actual, g.met])).toEqual([
       ['idemq msg/s vs raw, concurrency 64', '0.82×', true],
@@ -143,6 +154,11 @@ describe('goals and report', () => {
         '20000 messages at concurrency 64, 2000 messages at concurrency 1',
       );
       expect(markdown).toContain('| 0.82× |');
+      expect(markdown).toContain('| 0.92× |');
+      expect(markdown).toContain('| Redis CPU µs / msg |');
+      expect(markdown).toMatch(/ 2\.000 \| +50 \| +7 \|/);
+      expect(markdown).toMatch(/\| hand +\| 64 +\| SET ×2\.000 +\|/);
+      expect(markdown).toMatch(/\| idemq +\| 64 +\| EVALSHA ×0\.200 +\|/);
       expect(markdown).toContain('| idemq msg/s vs raw, concurrency 64 ');
     }
   });
@@ -160,5 +176,34 @@ describe('goals and report', () => {
     expect(spliced).not.toContain('\nold kafka\n');
     expect(spliced).toContain(transportMarkdown(report('kafka'), 'pnpm bench transports'));
     expect(() => spliceTransportDocument('# no markers', report('sqs'), 'x')).toThrow(/no <!--/);
+  });
+});
+
+describe('checkRound', () => {
+  const result = (extra: Partial<ConsumeResult> = {}): ConsumeResult => ({
+    run: 0,
+    source: 'q',
+    messages: 100,
+    ms: 10,
+    startMs: 1,
+    messagesPerSecond: 10_000,
+    acked: 100,
+    handlerRuns: 100,
+    distinctIds: 100,
+    duplicateRuns: 0,
+    events: {},
+    cpuMicros: 1,
+    ...extra,
+  });
+
+  it('wants one Redis record per message from the hand-written and idemq consumers', () => {
+    expect(checkRound('raw', result(), 0, 0, 0)).toEqual([]);
+    expect(checkRound('hand', result({ keysDeleted: 100 }), 0, 0, 0)).toEqual([]);
+    expect(checkRound('hand', result({ keysDeleted: 99 }), 0, 0, 0)).toEqual([
+      'run 1: 99 Redis records for 100 messages',
+    ]);
+    expect(
+      checkRound('idemq', result({ keysDeleted: 100, events: { processed: 100 } }), 0, 0, 0),
+    ).toEqual([]);
   });
 });

@@ -58,6 +58,7 @@ function render(report: TransportReport, command: string, table: TableFormat): s
         'start ms',
         'Redis round trips / msg',
         'consumer CPU µs / msg',
+        'Redis CPU µs / msg',
         'consumer CPU % of a core',
         'peak RSS MiB',
       ],
@@ -71,6 +72,7 @@ function render(report: TransportReport, command: string, table: TableFormat): s
         String(Math.round(row.startMs)),
         row.roundTripsPerMessage === undefined ? '–' : fixed(row.roundTripsPerMessage, 3),
         fixed(row.cpuMicrosPerMessage, 0),
+        row.redisCpuMicrosPerMessage === undefined ? '–' : fixed(row.redisCpuMicrosPerMessage, 0),
         fixed(row.cpuShare * 100, 0),
         fixed(row.peakRssBytes / 2 ** 20, 0),
       ]),
@@ -79,12 +81,13 @@ function render(report: TransportReport, command: string, table: TableFormat): s
   const commands = report.rows.filter((r) => r.commandsPerMessage !== undefined);
   if (commands.length > 0) {
     out.push('');
-    out.push('Redis commands idemq sent per message (client side, last round):');
+    out.push('Redis commands sent per message (client side, last round):');
     out.push('');
     out.push(
       table(
-        ['concurrency', 'commands / message'],
+        ['consumer', 'concurrency', 'commands / message'],
         commands.map((r) => [
+          r.consumer,
           String(r.concurrency),
           Object.entries(r.commandsPerMessage ?? {})
             .sort(([a], [b]) => a.localeCompare(b))

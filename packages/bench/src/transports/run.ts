@@ -104,16 +104,21 @@ export interface ConsumerRow {
   messages: number;
   /** Median over rounds. */
   messagesPerSecond: number;
-  /** idemq: median over runs of (idemq ÷ raw of the same run); raw: undefined. */
+  /** hand and idemq: median over runs of (this ÷ raw of the same run); raw: undefined. */
   vsRaw?: number;
   /** Median over rounds of the time until consuming had started (Kafka: the group join). */
   startMs: number;
-  /** idemq: median over rounds of script calls / round trips (`store.stats()`) per message. */
+  /**
+   * Per message, median over rounds: idemq's script calls and round trips (`store.stats()`);
+   * hand's commands (each a round trip).
+   */
   scriptCallsPerMessage?: number;
   roundTripsPerMessage?: number;
-  /** idemq: Redis commands its client sent per message (last round), by name. */
+  /** hand and idemq: Redis commands their client sent per message (last round), by name. */
   commandsPerMessage?: Record<string, number>;
   cpuMicrosPerMessage: number;
+  /** hand and idemq: median over rounds of the Redis server's CPU per message. */
+  redisCpuMicrosPerMessage?: number;
   /** Median over rounds of the consumer process's CPU time ÷ the round's time (1 = one core). */
   cpuShare: number;
   peakRssBytes: number;
@@ -135,13 +140,14 @@ export interface TransportReport {
 }
 
 /**
- * A raw consumer and idemq's `createConsumer` on the same broker, the same settings, the same
- * concurrency and the same pre-filled sources. For each concurrency: one session per consumer (a
+ * A raw consumer, the same raw consumer with hand-written `SET NX` idempotency, and idemq's
+ * `createConsumer` on the same broker, the same settings, the same concurrency and the same
+ * pre-filled sources. For each concurrency: one session per consumer (a
  * child process each), a warm-up source each, then `runs` rounds in which they take turns (the
  * order alternates every run). Every round gets a fresh source, filled before the consumer
  * starts; the measured interval runs from the call that starts consuming to the last
  * settlement. Afterwards nothing may be left unconsumed; the source is deleted with everything
- * the round created, and idemq's Redis records of the round too.
+ * the round created, and the Redis records of the round too.
  */
 export async function runTransportBench(options: TransportBenchOptions): Promise<TransportReport> {
   const log = options.log ?? (() => {});
@@ -192,7 +198,7 @@ export async function runTransportBench(options: TransportBenchOptions): Promise
   }
 }
 
-/** Both consumers at one concurrency: their rows, raw first. */
+/** Every consumer at one concurrency: their rows, raw first. */
 async function measureConcurrency(
   options: TransportBenchOptions,
   broker: BenchBroker,
@@ -302,9 +308,9 @@ export function checkRound(
     if (others.length > 0) {
       found.push(`${run}: other events ${others.map(([name, n]) => `${name} ×${n}`).join(', ')}`);
     }
-    if (r.keysDeleted !== r.messages) {
-      found.push(`${run}: ${r.keysDeleted} Redis records for ${r.messages} messages`);
-    }
+  }
+  if (consumer !== 'raw' && r.keysDeleted !== r.messages) {
+    found.push(`${run}: ${r.keysDeleted} Redis records for ${r.messages} messages`);
   }
   if (left !== 0) found.push(`${run}: ${left} messages not consumed`);
   if (deadLetters !== 0) found.push(`${run}: ${deadLetters} dead letters`);
@@ -324,7 +330,7 @@ function toRow(
   const per = (f: (r: ConsumeResult) => number) => median(rounds.map(f));
   const last = rounds.at(-1);
   const vsRaw =
-    consumer === 'idemq' && raw.length === rounds.length && rounds.length > 0
+    consumer !== 'raw' && raw.length === rounds.length && rounds.length > 0
       ? median(
           rounds.map((r, i) => r.messagesPerSecond / (raw[i] as ConsumeResult).messagesPerSecond),
         )
@@ -338,9 +344,12 @@ function toRow(
     ...(vsRaw === undefined ? {} : { vsRaw }),
     startMs: per((r) => r.startMs),
     ...(consumer === 'idemq'
+      ? { scriptCallsPerMessage: per((r) => (r.scriptCalls ?? Number.NaN) / r.messages) }
+      : {}),
+    ...(consumer !== 'raw'
       ? {
-          scriptCallsPerMessage: per((r) => (r.scriptCalls ?? Number.NaN) / r.messages),
           roundTripsPerMessage: per((r) => (r.storeRoundTrips ?? Number.NaN) / r.messages),
+          redisCpuMicrosPerMessage: per((r) => (r.redisCpuMicros ?? Number.NaN) / r.messages),
           commandsPerMessage: Object.fromEntries(
             Object.entries(last?.redisCommands?.byName ?? {}).map(([name, n]) => [
               name,

@@ -49,7 +49,7 @@ describe.each(TRANSPORTS)('pnpm bench transports %s --quick', (transport) => {
     };
   }, 180_000);
 
-  it('runs both consumers on pre-filled sources at each default concurrency', async () => {
+  it('runs every consumer on pre-filled sources at each default concurrency', async () => {
     report = await runTransportBench({
       transport,
       endpoints,
@@ -64,7 +64,7 @@ describe.each(TRANSPORTS)('pnpm bench transports %s --quick', (transport) => {
       namespace,
     });
     expect(report.rows.map((r) => `${r.consumer}/${r.concurrency}`)).toEqual(
-      concurrency.flatMap((c) => [`raw/${c}`, `idemq/${c}`]),
+      concurrency.flatMap((c) => [`raw/${c}`, `hand/${c}`, `idemq/${c}`]),
     );
   });
 
@@ -83,7 +83,11 @@ describe.each(TRANSPORTS)('pnpm bench transports %s --quick', (transport) => {
         if (r.consumer === 'idemq') {
           // processed = N, and nothing else happened: no duplicate, retry or dead letter.
           expect(round.events, where).toEqual({ processed: n });
+        }
+        if (r.consumer !== 'raw') {
           expect(round.keysDeleted, where).toBe(n);
+          // The server's CPU over the round: at least the commands this consumer sent.
+          expect(round.redisCpuMicros, where).toBeGreaterThan(0);
         }
       }
     }
@@ -103,6 +107,22 @@ describe.each(TRANSPORTS)('pnpm bench transports %s --quick', (transport) => {
       if (c === 1) expect(idemq.roundTripsPerMessage).toBe(2);
     }
     expect(report.goals.find((g) => g.name.startsWith('idemq Redis round trips'))?.met).toBe(true);
+  });
+
+  it('gives the hand-written consumer its two SETs per message and a ratio to raw', () => {
+    for (const c of concurrency) {
+      const hand = row('hand', c);
+      const n = messagesAt(c);
+      for (const round of hand.rounds) {
+        expect(round.redisCommands, `concurrency ${c}`).toEqual({
+          total: 2 * n,
+          byName: { set: 2 * n },
+        });
+      }
+      expect(hand.roundTripsPerMessage).toBe(2);
+      expect(hand.vsRaw).toBeGreaterThan(0);
+      expect(row('raw', c).vsRaw).toBeUndefined();
+    }
   });
 
   it('leaves nothing on the broker or in Redis', async () => {

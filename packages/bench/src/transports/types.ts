@@ -11,22 +11,29 @@ export function isTransportName(name: string): name is TransportName {
   return (TRANSPORTS as readonly string[]).includes(name);
 }
 
-/** The two consumers compared on one transport, in table order. */
-export const CONSUMERS = ['raw', 'idemq'] as const;
+/**
+ * The consumers compared on one transport, in table order: the raw client library, the same
+ * raw consumer with hand-written `SET NX` idempotency around its handler (`HandRolledGuard`),
+ * and idemq.
+ */
+export const CONSUMERS = ['raw', 'hand', 'idemq'] as const;
 export type ConsumerName = (typeof CONSUMERS)[number];
 
 /** What each consumer is, per transport (the report's first column). */
 export const CONSUMER_LABEL: Record<TransportName, Record<ConsumerName, string>> = {
   rabbitmq: {
     raw: 'raw amqplib consumer',
+    hand: 'raw amqplib consumer + hand-written SET NX / SET',
     idemq: 'idemq createConsumer + rabbitmq() + redisStore',
   },
   kafka: {
     raw: 'raw kafkajs eachBatch consumer',
+    hand: 'raw kafkajs eachBatch consumer + hand-written SET NX / SET',
     idemq: 'idemq createConsumer + kafka() + redisStore',
   },
   sqs: {
     raw: 'raw client-sqs receive/delete loop',
+    hand: 'raw client-sqs loop + hand-written SET NX / SET',
     idemq: 'idemq createConsumer + sqs() + redisStore',
   },
 };
@@ -91,10 +98,16 @@ export interface ConsumeResult {
   events: Record<string, number>;
   /** idemq: `store.stats()` over the round. */
   scriptCalls?: number;
+  /** idemq: `store.stats()` over the round; hand: its commands (each one round trip). */
   storeRoundTrips?: number;
-  /** idemq: commands its ioredis client sent over the round, counted where they leave. */
+  /** idemq and hand: commands their ioredis client sent over the round, counted where they leave. */
   redisCommands?: CommandCounts;
-  /** idemq: record keys deleted after the round (one per message expected). */
+  /**
+   * idemq and hand: CPU the Redis server used over the measured interval (the whole server: on a
+   * shared one, other clients' work counts too).
+   */
+  redisCpuMicros?: number;
+  /** idemq and hand: record keys deleted after the round (one per message expected). */
   keysDeleted?: number;
   /** User + system CPU of the consuming process over the measured interval. */
   cpuMicros: number;

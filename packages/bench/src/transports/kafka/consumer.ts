@@ -1,5 +1,6 @@
 import { createKafkajs, KafkaHeaders, type KafkaTransport, kafka } from '@idemq/kafka';
 import { noop, RawRound, startRound } from '../consumerKit.js';
+import type { HandRolledGuard } from '../handRolled.js';
 import type { ConsumerSession } from '../idemqConsumer.js';
 import type { ConsumeRequest, ConsumeResult, ConsumerEnd, ConsumerInit } from '../types.js';
 
@@ -33,29 +34,40 @@ function headerText(value: Buffer | string | (Buffer | string)[] | undefined): s
 /**
  * kafkajs as one would write it by hand: `eachBatch` with auto-resolve and auto-commit,
  * `partitionsConsumedConcurrently` = the topic's partitions, each message's no-op handler
- * awaited, then its offset resolved. No decoding, no idempotency.
+ * awaited, then its offset resolved. No decoding, and no idempotency unless `guard` wraps the
+ * handler; then up to `concurrency` messages of a batch are guarded at once (two Redis round
+ * trips per message, one after the other, would otherwise bound a partition), and their
+ * offsets resolved in order.
  */
 export class RawKafkaConsumer implements ConsumerSession {
   private constructor(
     private readonly init: ConsumerInit,
     private readonly client: KafkajsClient,
+    private readonly guard: HandRolledGuard | undefined,
   ) {}
 
-  static async open(init: ConsumerInit): Promise<RawKafkaConsumer> {
+  static async open(init: ConsumerInit, guard?: HandRolledGuard): Promise<RawKafkaConsumer> {
     return new RawKafkaConsumer(
       init,
-      createKafkajs({ brokers: init.endpoints.kafkaBrokers, clientId: 'idemq-bench raw' }),
+      createKafkajs({
+        brokers: init.endpoints.kafkaBrokers,
+        clientId: `idemq-bench ${init.consumer}`,
+      }),
+      guard,
     );
   }
 
   async round(request: ConsumeRequest): Promise<ConsumeResult> {
-    const round = new RawRound(request, 'raw consumer');
+    const round = new RawRound(request, `${this.init.consumer} consumer`);
+    const { guard } = this;
+    const chunk = this.init.concurrency;
     // The transport's default fetch wait, so both wait alike on an empty partition.
     const consumer = this.client.consumer({
       groupId: groupOf(request.source),
       maxWaitTimeInMs: 1_000,
       allowAutoTopicCreation: false,
     });
+    await guard?.startRound();
     const start = startRound();
     try {
       await consumer.connect();
@@ -71,12 +83,31 @@ export class RawKafkaConsumer implements ConsumerSession {
           commitOffsetsIfNecessary,
           isStale,
         }) => {
-          for (const message of batch.messages) {
-            if (isStale()) break;
-            round.tally.add(headerText(message.headers?.[KafkaHeaders.requestId]));
-            await noop(message.value);
-            resolveOffset(message.offset);
-            round.ack();
+          if (guard) {
+            for (let at = 0; at < batch.messages.length && !isStale(); at += chunk) {
+              const messages = batch.messages.slice(at, at + chunk);
+              await Promise.all(
+                messages.map((message) => {
+                  const requestId = headerText(message.headers?.[KafkaHeaders.requestId]);
+                  return guard.run(requestId, () => {
+                    round.tally.add(requestId);
+                    return noop(message.value);
+                  });
+                }),
+              );
+              for (const message of messages) {
+                resolveOffset(message.offset);
+                round.ack();
+              }
+            }
+          } else {
+            for (const message of batch.messages) {
+              if (isStale()) break;
+              round.tally.add(headerText(message.headers?.[KafkaHeaders.requestId]));
+              await noop(message.value);
+              resolveOffset(message.offset);
+              round.ack();
+            }
           }
           await commitOffsetsIfNecessary();
           await heartbeat();
@@ -84,15 +115,17 @@ export class RawKafkaConsumer implements ConsumerSession {
       });
       start.startedAt = performance.now();
       await round.completion.done;
+      await guard?.settled();
     } finally {
       round.completion.fail(new Error('round ended'));
       // Commits the resolved offsets on the way out.
       await consumer.disconnect();
     }
-    return round.result(start);
+    return { ...round.result(start), ...(await guard?.endRound()) };
   }
 
   async close(): Promise<ConsumerEnd> {
+    await this.guard?.close();
     return { maxRssBytes: process.resourceUsage().maxRSS * 1024 };
   }
 }

@@ -1,6 +1,7 @@
 import { type RabbitmqTransport, rabbitmq } from '@idemq/rabbitmq';
 import amqplib, { type ChannelModel, type ConsumeMessage } from 'amqplib';
 import { noop, RawRound, startRound } from '../consumerKit.js';
+import type { HandRolledGuard } from '../handRolled.js';
 import type { ConsumerSession } from '../idemqConsumer.js';
 import type { ConsumeRequest, ConsumeResult, ConsumerEnd, ConsumerInit } from '../types.js';
 
@@ -15,37 +16,47 @@ export function idemqTransport(init: ConsumerInit): RabbitmqTransport {
 
 /**
  * amqplib as one would write it by hand: a channel with `prefetch(P)`, `consume` with manual
- * acks, the no-op handler awaited, then `channel.ack`. Nothing else: no decoding, no
- * idempotency.
+ * acks, the no-op handler awaited, then `channel.ack`. Nothing else: no decoding, and no
+ * idempotency unless `guard` wraps the handler.
  */
 export class RawAmqpConsumer implements ConsumerSession {
   private constructor(
     private readonly init: ConsumerInit,
     private readonly connection: ChannelModel,
+    private readonly guard: HandRolledGuard | undefined,
   ) {}
 
-  static async open(init: ConsumerInit): Promise<RawAmqpConsumer> {
+  static async open(init: ConsumerInit, guard?: HandRolledGuard): Promise<RawAmqpConsumer> {
     const connection = await amqplib.connect(init.endpoints.amqpUrl, {
-      clientProperties: { connection_name: 'idemq-bench raw' },
+      clientProperties: { connection_name: `idemq-bench ${init.consumer}` },
     });
     connection.on('error', () => undefined); // a failed round reports its own error
-    return new RawAmqpConsumer(init, connection);
+    return new RawAmqpConsumer(init, connection, guard);
   }
 
   async round(request: ConsumeRequest): Promise<ConsumeResult> {
     const channel = await this.connection.createChannel();
     channel.on('error', () => undefined);
     await channel.prefetch(this.init.concurrency, false);
-    const round = new RawRound(request, 'raw consumer');
+    const round = new RawRound(request, `${this.init.consumer} consumer`);
     const { completion } = round;
+    const { guard } = this;
     const onMessage = async (message: ConsumeMessage | null) => {
       if (message === null) {
         completion.fail(new Error(`the broker cancelled the consumer of ${request.source}`));
         return;
       }
       try {
-        round.tally.add(String(message.properties.messageId));
-        await noop(message.content);
+        const requestId = String(message.properties.messageId);
+        if (guard) {
+          await guard.run(requestId, () => {
+            round.tally.add(requestId);
+            return noop(message.content);
+          });
+        } else {
+          round.tally.add(requestId);
+          await noop(message.content);
+        }
         channel.ack(message);
         round.ack();
       } catch (error) {
@@ -53,22 +64,25 @@ export class RawAmqpConsumer implements ConsumerSession {
       }
     };
 
+    await guard?.startRound();
     const start = startRound();
     let consumerTag: string | undefined;
     try {
       ({ consumerTag } = await channel.consume(request.source, onMessage, { noAck: false }));
       start.startedAt = performance.now();
       await completion.done;
+      await guard?.settled();
     } finally {
       completion.fail(new Error('round ended')); // stops the stall timer if consume() threw
       if (consumerTag !== undefined) await channel.cancel(consumerTag).catch(() => undefined);
       await channel.close().catch(() => undefined);
     }
-    return round.result(start);
+    return { ...round.result(start), ...(await guard?.endRound()) };
   }
 
   async close(): Promise<ConsumerEnd> {
     await this.connection.close().catch(() => undefined);
+    await this.guard?.close();
     return { maxRssBytes: process.resourceUsage().maxRSS * 1024 };
   }
 }

@@ -7,6 +7,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import { MessageAttributeNames, type SqsTransport, sqs } from '@idemq/sqs';
 import { type HandlerTally, noop, RawRound, startRound } from '../consumerKit.js';
+import type { HandRolledGuard } from '../handRolled.js';
 import type { ConsumerSession } from '../idemqConsumer.js';
 import type { ConsumeRequest, ConsumeResult, ConsumerEnd, ConsumerInit } from '../types.js';
 import { sqsClient, sqsClientConfig } from './client.js';
@@ -37,20 +38,22 @@ export function pollSizes(concurrency: number): number[] {
  * A receive/delete loop as one would write it by hand with `@aws-sdk/client-sqs`: the polls of
  * `pollSizes(concurrency)` each loop over `ReceiveMessage` (long poll, the same wait as the
  * transport), run the no-op handler on every message of the batch at once, then delete the
- * batch with one `DeleteMessageBatch`. No decoding, no idempotency, no visibility handling.
+ * batch with one `DeleteMessageBatch`. No decoding, no visibility handling, and no idempotency
+ * unless `guard` wraps the handler.
  */
 export class RawSqsConsumer implements ConsumerSession {
   private constructor(
     private readonly init: ConsumerInit,
     private readonly client: SQSClient,
+    private readonly guard: HandRolledGuard | undefined,
   ) {}
 
-  static async open(init: ConsumerInit): Promise<RawSqsConsumer> {
-    return new RawSqsConsumer(init, sqsClient(init.endpoints));
+  static async open(init: ConsumerInit, guard?: HandRolledGuard): Promise<RawSqsConsumer> {
+    return new RawSqsConsumer(init, sqsClient(init.endpoints), guard);
   }
 
   async round(request: ConsumeRequest): Promise<ConsumeResult> {
-    const round = new RawRound(request, 'raw loop');
+    const round = new RawRound(request, `${this.init.consumer} loop`);
     const { completion } = round;
     let failure: Error | undefined;
     const waitSeconds = Math.round(this.init.settings.sqsWaitTimeMs / 1_000);
@@ -84,6 +87,7 @@ export class RawSqsConsumer implements ConsumerSession {
       }
     };
 
+    await this.guard?.startRound();
     const start = startRound();
     let polls: Promise<void>[] = [];
     try {
@@ -99,6 +103,7 @@ export class RawSqsConsumer implements ConsumerSession {
       );
       start.startedAt = performance.now();
       await completion.done;
+      await this.guard?.settled();
     } finally {
       completion.fail(new Error('round ended'));
       running = false;
@@ -106,16 +111,26 @@ export class RawSqsConsumer implements ConsumerSession {
       await Promise.all(polls);
     }
     if (failure) throw failure;
-    return round.result(start);
+    return { ...round.result(start), ...(await this.guard?.endRound()) };
   }
 
   private async handle(message: Message, tally: HandlerTally): Promise<void> {
-    tally.add(message.MessageAttributes?.[MessageAttributeNames.requestId]?.StringValue ?? '');
+    const requestId =
+      message.MessageAttributes?.[MessageAttributeNames.requestId]?.StringValue ?? '';
+    if (this.guard) {
+      await this.guard.run(requestId, () => {
+        tally.add(requestId);
+        return noop(message.Body);
+      });
+      return;
+    }
+    tally.add(requestId);
     await noop(message.Body);
   }
 
   async close(): Promise<ConsumerEnd> {
     this.client.destroy();
+    await this.guard?.close();
     return { maxRssBytes: process.resourceUsage().maxRSS * 1024 };
   }
 }
