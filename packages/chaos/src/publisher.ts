@@ -1,9 +1,9 @@
-import { setMaxListeners } from 'node:events';
 /**
  * The publisher's plan: healthy and poison ids, which are sent more than once, and when. A
  * duplicate copy goes out right behind its original (both race for the record) or later (it must
  * be skipped as a duplicate).
  */
+import { setMaxListeners } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Transport } from '@idemq/core';
 import type { ChaosBody } from './worker.js';

@@ -14,8 +14,8 @@ export type GuardFigures = Pick<
  * baseline does: `SET key 1 NX PX 40000`, the handler, `SET key done PX 86400000`; a message
  * whose `SET … NX` fails is acked without running the handler. Two bare commands per message,
  * nothing else: no fencing, no atomic completion, no failure state, no lease renewal. It is the
- * least a consumer that claims and completes every message in Redis can do, so its rate bounds
- * what any such consumer can reach on this machine.
+ * idempotency most hand-rolled consumers have, so its rate shows what the simplest way of
+ * claiming and completing every message in Redis costs on this machine.
  */
 export class HandRolledGuard {
   private readonly sent = new CommandCounter();

@@ -142,9 +142,9 @@ export interface TransportReport {
 /**
  * A raw consumer, the same raw consumer with hand-written `SET NX` idempotency, and idemq's
  * `createConsumer` on the same broker, the same settings, the same concurrency and the same
- * pre-filled sources. For each concurrency: one session per consumer (a
- * child process each), a warm-up source each, then `runs` rounds in which they take turns (the
- * order alternates every run). Every round gets a fresh source, filled before the consumer
+ * pre-filled sources. For each concurrency: one session per consumer (a child process each), a
+ * warm-up source each, then `runs` rounds in which they take turns (the order alternates every
+ * run). Every round gets a fresh source, filled before the consumer
  * starts; the measured interval runs from the call that starts consuming to the last
  * settlement. Afterwards nothing may be left unconsumed; the source is deleted with everything
  * the round created, and the Redis records of the round too.
