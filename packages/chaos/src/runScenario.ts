@@ -81,6 +81,7 @@ export async function runScenario(options: RunOptions): Promise<RunResult> {
   const faults = { kills: 0, storeRestarts: 0, brokerBreaks: 0 };
   const restartsBefore = storeServer.restarts;
   let settled = false;
+  let injector: Promise<void> | undefined;
   const failures: string[] = [];
   try {
     const interrupted = () => options.signal?.aborted === true;
@@ -102,7 +103,7 @@ export async function runScenario(options: RunOptions): Promise<RunResult> {
       : 0;
 
     let injecting = true;
-    const injector = (async () => {
+    injector = (async () => {
       for (let fault = sequence.next(); fault && !settled; fault = sequence.next()) {
         await sleep(scenario.faultEveryMs, undefined, { signal: options.signal }).catch(
           () => undefined,
@@ -134,17 +135,27 @@ export async function runScenario(options: RunOptions): Promise<RunResult> {
     const expectedDead = plan.poison.length + badInputs;
     const deadline = performance.now() + options.timeoutMs;
     const records = storeRecords(storeServer.url, storePrefix, scope);
+    // A store that does not answer (the soak restarts it at any time) leaves every id uncounted.
+    const uncompletedIds = (ids: readonly string[]) =>
+      ledger
+        .uncompleted(ids)
+        .then((left) => records.notCompleted(left))
+        .then((left) => left.length)
+        .catch(() => ids.length);
     let lastProgress = '';
     let quietSince = performance.now();
     let lastLogAt = performance.now();
     while (performance.now() < deadline) {
       options.signal?.throwIfAborted();
       const [effects, dead] = await Promise.all([ledger.effectCount(), ledger.deadLetterCount()]);
+      // A bounded run also waits for its last planned fault, so the table shows every fault.
+      const faultsDone = !injecting || !Number.isFinite(sequence.total);
       // An applied effect is not the end of an id: its completion may have failed (store down)
-      // and be pending a redelivery. Count the ids still waiting for one, once effects are all in.
+      // and be pending a redelivery. Once effects are all in and no fault is due, count the ids
+      // still waiting for one (the store's record answers for a consumer killed after it).
       const uncompleted =
-        effects >= plan.healthy.length
-          ? (await records.notCompleted(await ledger.uncompleted(plan.healthy))).length
+        effects >= plan.healthy.length && faultsDone
+          ? await uncompletedIds(plan.healthy)
           : plan.healthy.length;
       const progress = `${effects}/${plan.healthy.length} effects, ${plan.healthy.length - uncompleted} completed, ${dead}/${expectedDead} dead letters`;
       if (progress !== lastProgress) {
@@ -155,8 +166,6 @@ export async function runScenario(options: RunOptions): Promise<RunResult> {
         lastLogAt = performance.now();
         log(`${options.transport} ${scenario.id}: ${progress}, ${JSON.stringify(faults)}`);
       }
-      // A bounded run also waits for its last planned fault, so the table shows every fault.
-      const faultsDone = !injecting || !Number.isFinite(sequence.total);
       const complete = uncompleted === 0 && dead >= expectedDead && faultsDone;
       // Complete and quiet for a moment: late copies and zombies have had their say.
       if (complete && performance.now() - quietSince > 1_500) break;
@@ -227,6 +236,8 @@ export async function runScenario(options: RunOptions): Promise<RunResult> {
     return { row, report, failures };
   } finally {
     settled = true;
+    // A run that failed must not leave a fault (a store restart) to land in the next one.
+    await injector?.catch(() => undefined);
     await pool.stop().catch(() => undefined);
     await kit.close().catch(() => undefined);
     await ledger.drop().catch(() => undefined);
