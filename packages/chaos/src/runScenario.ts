@@ -82,6 +82,7 @@ export async function runScenario(options: RunOptions): Promise<RunResult> {
   const restartsBefore = storeServer.restarts;
   let settled = false;
   let injector: Promise<void> | undefined;
+  const records = storeRecords(storeServer.url, storePrefix, scope);
   const failures: string[] = [];
   try {
     const interrupted = () => options.signal?.aborted === true;
@@ -134,7 +135,6 @@ export async function runScenario(options: RunOptions): Promise<RunResult> {
     const badInputs = badKinds.length * scenario.badInputCopies;
     const expectedDead = plan.poison.length + badInputs;
     const deadline = performance.now() + options.timeoutMs;
-    const records = storeRecords(storeServer.url, storePrefix, scope);
     // A store that does not answer (the soak restarts it at any time) leaves every id uncounted.
     const uncompletedIds = (ids: readonly string[]) =>
       ledger
@@ -238,6 +238,7 @@ export async function runScenario(options: RunOptions): Promise<RunResult> {
     settled = true;
     // A run that failed must not leave a fault (a store restart) to land in the next one.
     await injector?.catch(() => undefined);
+    await records.close()?.catch(() => undefined);
     await pool.stop().catch(() => undefined);
     await kit.close().catch(() => undefined);
     await ledger.drop().catch(() => undefined);
@@ -245,17 +246,17 @@ export async function runScenario(options: RunOptions): Promise<RunResult> {
   }
 }
 
-/** Reads the run's store records (a store client per call: the store may have restarted). */
+/**
+ * Reads the run's store records through one client, opened on first use (most runs never need
+ * it) and reconnecting by itself after a store restart.
+ */
 function storeRecords(storeUrl: string, prefix: string, scope: string) {
+  let store: ReturnType<typeof redisStore> | undefined;
   const read = async (ids: readonly string[]) => {
     const found = new Map<string, IdempotencyRecord | undefined>();
     if (ids.length === 0) return found;
-    const store = redisStore({ url: storeUrl, prefix });
-    try {
-      for (const requestId of ids) found.set(requestId, await store.inspect({ scope, requestId }));
-    } finally {
-      await store.close();
-    }
+    store ??= redisStore({ url: storeUrl, prefix });
+    for (const requestId of ids) found.set(requestId, await store.inspect({ scope, requestId }));
     return found;
   };
   return {
@@ -265,6 +266,7 @@ function storeRecords(storeUrl: string, prefix: string, scope: string) {
       const found = await read(ids);
       return ids.filter((id) => found.get(id)?.state !== 'COMPLETED');
     },
+    close: () => store?.close(),
   };
 }
 

@@ -195,6 +195,7 @@ describe('redisStore on standalone Redis', () => {
     await client.del(key);
     await timedStore.close();
   });
+
   it('never closes a client it did not create', async () => {
     await store.close();
     expect(await client.ping()).toBe('PONG');

@@ -1,6 +1,5 @@
-import { Redis } from 'ioredis';
-import { CommandCounter, countIoredis, diffCounts } from '../commandCounter.js';
-import { deleteKeys, globEscape, serverCpuMicros } from '../redisInfo.js';
+import { type HandlerTally, noop } from './consumerKit.js';
+import { RedisRoundMeter } from './redisRound.js';
 import type { ConsumeResult, ConsumerInit } from './types.js';
 
 /** What the guard adds to a raw consumer's round figures. */
@@ -18,62 +17,61 @@ export type GuardFigures = Pick<
  * claiming and completing every message in Redis costs on this machine.
  */
 export class HandRolledGuard {
-  private readonly sent = new CommandCounter();
-  private sentAtStart = this.sent.snapshot();
-  private redisCpuAtStart = Number.NaN;
-  private redisCpuAtEnd = Number.NaN;
-
   private constructor(
-    private readonly client: Redis,
-    private readonly admin: Redis,
+    private readonly redis: RedisRoundMeter,
     private readonly prefix: string,
-  ) {
-    countIoredis(client, this.sent);
-  }
+  ) {}
 
   static open(init: ConsumerInit): HandRolledGuard {
-    const options = { maxRetriesPerRequest: 1 };
-    return new HandRolledGuard(
-      new Redis(init.endpoints.redisUrl, options),
-      new Redis(init.endpoints.redisUrl, options),
-      `${init.namespace}:hand`,
-    );
+    const prefix = `${init.namespace}:hand`;
+    return new HandRolledGuard(new RedisRoundMeter(init.endpoints.redisUrl, prefix), prefix);
   }
 
   /** Runs `handler` unless `requestId` was claimed before. */
   async run(requestId: string, handler: () => Promise<void>): Promise<void> {
     const key = `${this.prefix}:${requestId}`;
-    if ((await this.client.set(key, '1', 'PX', 40_000, 'NX')) === null) return;
+    if ((await this.redis.client.set(key, '1', 'PX', 40_000, 'NX')) === null) return;
     await handler();
-    await this.client.set(key, 'done', 'PX', 86_400_000);
+    await this.redis.client.set(key, 'done', 'PX', 86_400_000);
   }
 
   /** Starts counting a round's commands and the server's CPU; call before the round's clock. */
-  async startRound(): Promise<void> {
-    this.redisCpuAtStart = await serverCpuMicros(this.admin);
-    this.redisCpuAtEnd = Number.NaN;
-    this.sentAtStart = this.sent.snapshot();
+  startRound(): Promise<void> {
+    return this.redis.start();
   }
 
   /** The round's last message is settled: stops the server's CPU count. */
-  async settled(): Promise<void> {
-    this.redisCpuAtEnd = await serverCpuMicros(this.admin);
+  settled(): Promise<void> {
+    return this.redis.settled();
   }
 
   /** The round's commands (each its own round trip) and server CPU, then its keys deleted. */
   async endRound(): Promise<GuardFigures> {
-    const redisCommands = diffCounts(this.sent.snapshot(), this.sentAtStart);
-    const keysDeleted = await deleteKeys(this.admin, [`${globEscape(this.prefix)}:*`]);
-    return {
-      storeRoundTrips: redisCommands.total,
-      redisCommands,
-      redisCpuMicros: this.redisCpuAtEnd - this.redisCpuAtStart,
-      keysDeleted,
-    };
+    const figures = await this.redis.end();
+    return { storeRoundTrips: figures.redisCommands.total, ...figures };
   }
 
-  async close(): Promise<void> {
-    await this.client.quit().catch(() => this.client.disconnect());
-    await this.admin.quit().catch(() => this.admin.disconnect());
+  close(): Promise<void> {
+    return this.redis.close();
   }
+}
+
+/**
+ * A raw consumer's handler step: counts the run and calls the no-op handler, under `guard`
+ * when there is one (then a duplicate neither runs nor counts).
+ */
+export function handleRaw(
+  tally: HandlerTally,
+  requestId: string,
+  body: unknown,
+  guard: HandRolledGuard | undefined,
+): Promise<void> {
+  if (!guard) {
+    tally.add(requestId);
+    return noop(body);
+  }
+  return guard.run(requestId, () => {
+    tally.add(requestId);
+    return noop(body);
+  });
 }

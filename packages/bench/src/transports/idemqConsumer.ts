@@ -1,9 +1,6 @@
 import { createConsumer, type Transport } from '@idemq/core';
 import { redisStore } from '@idemq/redis';
-import { Redis } from 'ioredis';
 import type { SessionHandle } from '../childSession.js';
-import { CommandCounter, countIoredis, diffCounts } from '../commandCounter.js';
-import { deleteKeys, globEscape, serverCpuMicros } from '../redisInfo.js';
 import {
   COUNTED_EVENTS,
   Completion,
@@ -12,6 +9,7 @@ import {
   roundFigures,
   startRound,
 } from './consumerKit.js';
+import { RedisRoundMeter } from './redisRound.js';
 import type { ConsumeRequest, ConsumeResult, ConsumerEnd, ConsumerInit } from './types.js';
 
 /** One consumer, connected once, then measured on source after source. */
@@ -29,24 +27,16 @@ export class IdemqConsumer implements ConsumerSession {
     private readonly init: ConsumerInit,
     private readonly transport: Transport,
     private readonly store: ReturnType<typeof redisStore>,
-    private readonly client: Redis,
-    private readonly sent: CommandCounter,
-    private readonly admin: Redis,
-    private readonly prefix: string,
+    private readonly redis: RedisRoundMeter,
   ) {}
 
   static async open(init: ConsumerInit, transport: Transport): Promise<IdemqConsumer> {
-    const sent = new CommandCounter();
-    const client = countIoredis(
-      new Redis(init.endpoints.redisUrl, { maxRetriesPerRequest: 1 }),
-      sent,
-    );
-    const admin = new Redis(init.endpoints.redisUrl, { maxRetriesPerRequest: 1 });
     const prefix = `${init.namespace}:idemq`;
-    const store = redisStore({ client, prefix });
+    const redis = new RedisRoundMeter(init.endpoints.redisUrl, prefix);
+    const store = redisStore({ client: redis.client, prefix });
     // Load the scripts and prove the server fits, as a user's startup would.
     await store.ready();
-    return new IdemqConsumer(init, transport, store, client, sent, admin, prefix);
+    return new IdemqConsumer(init, transport, store, redis);
   }
 
   async round(request: ConsumeRequest): Promise<ConsumeResult> {
@@ -80,24 +70,21 @@ export class IdemqConsumer implements ConsumerSession {
       });
     }
 
-    const redisCpu0 = await serverCpuMicros(this.admin);
+    await this.redis.start();
     const stats0 = this.store.stats();
-    const sent0 = this.sent.snapshot();
     const start = startRound();
-    let redisCpu1 = Number.NaN;
     try {
       await consumer.start();
       start.startedAt = performance.now();
       await completion.done;
-      redisCpu1 = await serverCpuMicros(this.admin);
+      await this.redis.settled();
     } finally {
       completion.fail(new Error('round ended')); // stops the stall timer if start() threw
       await consumer.stop();
     }
     // Measured up to the last settlement; the stop's drain is not part of it.
     const stats1 = this.store.stats();
-    const sent1 = this.sent.snapshot();
-    const keysDeleted = await deleteKeys(this.admin, [`${globEscape(this.prefix)}:*`]);
+    const redisFigures = await this.redis.end();
     return {
       ...roundFigures(
         request,
@@ -109,17 +96,14 @@ export class IdemqConsumer implements ConsumerSession {
       events,
       scriptCalls: stats1.scriptCalls - stats0.scriptCalls,
       storeRoundTrips: stats1.roundTrips - stats0.roundTrips,
-      redisCommands: diffCounts(sent1, sent0),
-      redisCpuMicros: redisCpu1 - redisCpu0,
-      keysDeleted,
+      ...redisFigures,
     };
   }
 
   async close(): Promise<ConsumerEnd> {
     await this.transport.close();
     await this.store.close();
-    await this.client.quit().catch(() => this.client.disconnect());
-    await this.admin.quit().catch(() => this.admin.disconnect());
+    await this.redis.close();
     return { maxRssBytes: process.resourceUsage().maxRSS * 1024 };
   }
 }

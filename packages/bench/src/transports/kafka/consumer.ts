@@ -1,6 +1,6 @@
 import { createKafkajs, KafkaHeaders, type KafkaTransport, kafka } from '@idemq/kafka';
 import { noop, RawRound, startRound } from '../consumerKit.js';
-import type { HandRolledGuard } from '../handRolled.js';
+import { type HandRolledGuard, handleRaw } from '../handRolled.js';
 import type { ConsumerSession } from '../idemqConsumer.js';
 import type { ConsumeRequest, ConsumeResult, ConsumerEnd, ConsumerInit } from '../types.js';
 
@@ -87,13 +87,14 @@ export class RawKafkaConsumer implements ConsumerSession {
             for (let at = 0; at < batch.messages.length && !isStale(); at += chunk) {
               const messages = batch.messages.slice(at, at + chunk);
               await Promise.all(
-                messages.map((message) => {
-                  const requestId = headerText(message.headers?.[KafkaHeaders.requestId]);
-                  return guard.run(requestId, () => {
-                    round.tally.add(requestId);
-                    return noop(message.value);
-                  });
-                }),
+                messages.map((message) =>
+                  handleRaw(
+                    round.tally,
+                    headerText(message.headers?.[KafkaHeaders.requestId]),
+                    message.value,
+                    guard,
+                  ),
+                ),
               );
               for (const message of messages) {
                 resolveOffset(message.offset);

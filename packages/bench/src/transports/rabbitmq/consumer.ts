@@ -1,7 +1,7 @@
 import { type RabbitmqTransport, rabbitmq } from '@idemq/rabbitmq';
 import amqplib, { type ChannelModel, type ConsumeMessage } from 'amqplib';
-import { noop, RawRound, startRound } from '../consumerKit.js';
-import type { HandRolledGuard } from '../handRolled.js';
+import { RawRound, startRound } from '../consumerKit.js';
+import { type HandRolledGuard, handleRaw } from '../handRolled.js';
 import type { ConsumerSession } from '../idemqConsumer.js';
 import type { ConsumeRequest, ConsumeResult, ConsumerEnd, ConsumerInit } from '../types.js';
 
@@ -47,16 +47,7 @@ export class RawAmqpConsumer implements ConsumerSession {
         return;
       }
       try {
-        const requestId = String(message.properties.messageId);
-        if (guard) {
-          await guard.run(requestId, () => {
-            round.tally.add(requestId);
-            return noop(message.content);
-          });
-        } else {
-          round.tally.add(requestId);
-          await noop(message.content);
-        }
+        await handleRaw(round.tally, String(message.properties.messageId), message.content, guard);
         channel.ack(message);
         round.ack();
       } catch (error) {

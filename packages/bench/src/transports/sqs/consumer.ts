@@ -6,8 +6,8 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import { MessageAttributeNames, type SqsTransport, sqs } from '@idemq/sqs';
-import { type HandlerTally, noop, RawRound, startRound } from '../consumerKit.js';
-import type { HandRolledGuard } from '../handRolled.js';
+import { type HandlerTally, RawRound, startRound } from '../consumerKit.js';
+import { type HandRolledGuard, handleRaw } from '../handRolled.js';
 import type { ConsumerSession } from '../idemqConsumer.js';
 import type { ConsumeRequest, ConsumeResult, ConsumerEnd, ConsumerInit } from '../types.js';
 import { sqsClient, sqsClientConfig } from './client.js';
@@ -114,18 +114,10 @@ export class RawSqsConsumer implements ConsumerSession {
     return { ...round.result(start), ...(await this.guard?.endRound()) };
   }
 
-  private async handle(message: Message, tally: HandlerTally): Promise<void> {
+  private handle(message: Message, tally: HandlerTally): Promise<void> {
     const requestId =
       message.MessageAttributes?.[MessageAttributeNames.requestId]?.StringValue ?? '';
-    if (this.guard) {
-      await this.guard.run(requestId, () => {
-        tally.add(requestId);
-        return noop(message.Body);
-      });
-      return;
-    }
-    tally.add(requestId);
-    await noop(message.Body);
+    return handleRaw(tally, requestId, message.Body, this.guard);
   }
 
   async close(): Promise<ConsumerEnd> {
