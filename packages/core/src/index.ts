@@ -108,6 +108,7 @@ export {
 } from './transport/memoryTransport.js';
 export {
   type NativeSettlement,
+  OnceSettlement,
   type Settlement,
   settledDelivery,
   settleOnce,

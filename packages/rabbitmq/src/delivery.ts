@@ -155,7 +155,7 @@ export function createDelivery(
   });
 
   const delivery: RabbitmqDelivery = Object.assign(settled, {
-    giveBack: settled.release,
+    giveBack: () => settled.release(),
     postpone: (delayMs: number) => settled.retry({ delayMs, [POSTPONE]: true } as RetryOptions),
   });
   return delivery;

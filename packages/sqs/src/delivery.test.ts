@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { fakeClient, sqsError } from '../test/fakeClient.js';
 import { Attributes } from './attributes.js';
 import { DeleteBatcher } from './deleteBatcher.js';
-import { createDelivery, Receipt, type SettledFate, toIncoming } from './delivery.js';
+import { Receipt, type SettledFate, SqsDelivery, toIncoming } from './delivery.js';
 import { DelayTooLongError, MAX_VISIBILITY_MS } from './errors.js';
 
 const message: Message = {
@@ -38,7 +38,7 @@ function setup(
   const fates: SettledFate[] = [];
   let open = true;
   const deadLetters: RejectOptions[] = [];
-  const delivery = createDelivery(
+  const delivery = new SqsDelivery(
     {
       client,
       deleter: new DeleteBatcher(client, 0),
@@ -49,11 +49,10 @@ function setup(
         deadLetters.push(reject);
         await options.deadLetter?.(reject);
       },
-      onSettled: (fate) => fates.push(fate),
+      onSettled: (_received, fate) => fates.push(fate),
     },
-    message,
+    { message, receipt, group: undefined },
     toIncoming(message, 'orders', false),
-    receipt,
   );
   return { delivery, calls, receipt, fates, deadLetters, close: () => (open = false) };
 }
@@ -79,7 +78,7 @@ describe('toIncoming', () => {
   });
 });
 
-describe('createDelivery', () => {
+describe('SqsDelivery', () => {
   it('ack deletes once; every later verb resolves false without calling SQS', async () => {
     const { delivery, calls, fates } = setup();
     expect(await delivery.ack()).toBe(true);

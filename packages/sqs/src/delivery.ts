@@ -2,9 +2,9 @@ import type { Message, SQSClient } from '@aws-sdk/client-sqs';
 import {
   type Delivery,
   type IncomingMessage,
+  OnceSettlement,
   type RejectOptions,
   type RetryOptions,
-  settleOnce,
 } from '@idemq/core';
 import { unpackMessage } from './attributes.js';
 import type { DeleteBatcher } from './deleteBatcher.js';
@@ -43,7 +43,15 @@ export class Receipt {
 /** What became of a settled delivery's message, for whoever waits behind it (FIFO groups). */
 export type SettledFate = 'removed' | 'returned';
 
-/** Everything a delivery needs from its subscription and connection. */
+/** A received message as its subscription tracks it. */
+export interface Received {
+  readonly message: Message;
+  readonly receipt: Receipt;
+  /** Its FIFO message group; `undefined` on a standard queue. */
+  readonly group: string | undefined;
+}
+
+/** Everything a delivery needs from its subscription and connection: one per subscription. */
 export interface DeliveryContext {
   readonly client: SQSClient;
   readonly deleter: DeleteBatcher;
@@ -55,11 +63,8 @@ export interface DeliveryContext {
   /** Sends the dead-letter copy; the delivery deletes the original afterwards. */
   deadLetter(message: Message, options: RejectOptions): Promise<void>;
   /** Called once per delivery, when its first settlement verb has finished. */
-  onSettled(fate: SettledFate): void;
+  onSettled(received: Received, fate: SettledFate): void;
 }
-
-/** Raised inside a settlement when SQS refused the receipt handle; the verb resolves `false`. */
-class ReceiptGone extends Error {}
 
 /** The message as the engine sees it, read leniently from what SQS returned. */
 export function toIncoming(message: Message, source: string, fifo: boolean): IncomingMessage {
@@ -86,7 +91,7 @@ export function toIncoming(message: Message, source: string, fifo: boolean): Inc
 }
 
 /**
- * A delivery whose verbs map to SQS calls, wrapped in core's `settleOnce`:
+ * A delivery whose verbs map to SQS calls, settled once through core's `OnceSettlement`:
  * - ack → `DeleteMessageBatch` entry; retry → `ChangeMessageVisibility(delay)`;
  *   release → `ChangeMessageVisibility(0)`; reject → dead-letter copy, then delete;
  *   extendLease → `ChangeMessageVisibility(ms)`, capped at 12 h from the receive.
@@ -94,108 +99,91 @@ export function toIncoming(message: Message, source: string, fifo: boolean): Inc
  *   request was sent) or SQS refuses the receipt handle, verbs resolve `false`: another consumer
  *   may hold the message, and its copy is settled there.
  */
-export function createDelivery(
-  context: DeliveryContext,
-  message: Message,
-  incoming: IncomingMessage,
-  receipt: Receipt,
-): Delivery {
-  const { client, queue } = context;
-  let fate: SettledFate = 'returned';
-  let notified = false;
+export class SqsDelivery extends OnceSettlement implements Delivery {
+  /** What became of the message, told to the subscription once settled. */
+  private fate: SettledFate = 'returned';
 
-  const setVisibility = async (seconds: number): Promise<void> => {
+  constructor(
+    private readonly context: DeliveryContext,
+    readonly received: Received,
+    readonly message: IncomingMessage,
+  ) {
+    super();
+  }
+
+  override async retry(options?: RetryOptions): Promise<boolean> {
+    const asked = options?.delayMs ?? 0;
+    const delayMs = Number.isFinite(asked) ? Math.max(0, asked) : 0;
+    // Checked before settling: a refused delay leaves the delivery unsettled for another verb.
+    if (!this.settled && this.isValid()) {
+      const maxDelayMs = this.received.receipt.maxSecondsLeft() * 1000;
+      if (visibilitySeconds(delayMs) * 1000 > maxDelayMs) {
+        throw new DelayTooLongError(delayMs, maxDelayMs);
+      }
+    }
+    return super.retry({ delayMs });
+  }
+
+  protected isValid(): boolean {
+    return this.context.isOpen() && this.received.receipt.held();
+  }
+
+  protected async brokerAck(): Promise<boolean> {
+    if (!(await this.remove())) return false;
+    this.fate = 'removed';
+    return true;
+  }
+
+  protected brokerRetry({ delayMs }: RetryOptions): Promise<boolean> {
+    return this.setVisibility(visibilitySeconds(delayMs ?? 0));
+  }
+
+  protected async brokerReject(options: RejectOptions): Promise<boolean> {
+    await this.context.deadLetter(this.received.message, options);
+    // The copy is safe in the DLQ; if the original is no longer ours it comes back and is
+    // dead-lettered again (a FIFO DLQ drops the second copy by its deduplication id).
+    if (await this.remove()) this.fate = 'removed';
+    return true;
+  }
+
+  protected brokerRelease(): Promise<boolean> {
+    return this.setVisibility(0);
+  }
+
+  protected async brokerExtendLease(ms: number): Promise<boolean> {
+    const { receipt } = this.received;
+    const sentAt = performance.now();
+    const seconds = Math.min(visibilitySeconds(ms), receipt.maxSecondsLeft(sentAt));
+    if (seconds <= 0) return false; // 12 h since the receive: nothing left to extend
+    if (!(await this.setVisibility(seconds))) return false;
+    receipt.deadline = Math.max(receipt.deadline, sentAt + seconds * 1000);
+    return true;
+  }
+
+  protected override onSettled(): void {
+    this.context.onSettled(this.received, this.fate);
+  }
+
+  /** Deletes the message; false when SQS refused the receipt handle (no longer ours). */
+  private async remove(): Promise<boolean> {
+    const { receipt } = this.received;
+    if ((await this.context.deleter.delete(this.context.queue.url, receipt.handle)) === 'gone') {
+      receipt.lost = true;
+      return false;
+    }
+    return true;
+  }
+
+  /** Changes the visibility; false when SQS refused the receipt handle. */
+  private async setVisibility(seconds: number): Promise<boolean> {
+    const { client, queue } = this.context;
+    const { receipt } = this.received;
     if ((await changeVisibility(client, queue.url, receipt.handle, seconds)) === 'gone') {
       receipt.lost = true;
-      throw new ReceiptGone();
+      return false;
     }
-  };
-  const remove = async (): Promise<void> => {
-    if ((await context.deleter.delete(queue.url, receipt.handle)) === 'gone') {
-      receipt.lost = true;
-      throw new ReceiptGone();
-    }
-  };
-
-  const settlement = settleOnce({
-    isValid: () => context.isOpen() && receipt.held(),
-    ack: async () => {
-      await remove();
-      fate = 'removed';
-    },
-    retry: async ({ delayMs }) => setVisibility(visibilitySeconds(delayMs ?? 0)),
-    reject: async (options) => {
-      await context.deadLetter(message, options);
-      // The copy is safe in the DLQ; if the original is no longer ours it comes back and is
-      // dead-lettered again (a FIFO DLQ drops the second copy by its deduplication id).
-      await remove().then(
-        () => {
-          fate = 'removed';
-        },
-        (error: unknown) => {
-          if (!(error instanceof ReceiptGone)) throw error;
-        },
-      );
-    },
-    release: async () => setVisibility(0),
-    extendLease: async (ms) => {
-      const sentAt = performance.now();
-      const seconds = Math.min(visibilitySeconds(ms), receipt.maxSecondsLeft(sentAt));
-      if (seconds <= 0) throw new ReceiptGone(); // 12 h since the receive: nothing left to extend
-      await setVisibility(seconds);
-      receipt.deadline = Math.max(receipt.deadline, sentAt + seconds * 1000);
-    },
-  });
-
-  /** Runs one settling verb: `false` for a refused receipt, and tells the subscription once. */
-  const settling =
-    <A extends unknown[]>(verb: (...args: A) => Promise<boolean>) =>
-    async (...args: A): Promise<boolean> => {
-      const first = !settlement.settled;
-      try {
-        return await verb(...args);
-      } catch (error) {
-        if (error instanceof ReceiptGone) return false;
-        throw error;
-      } finally {
-        if (first && settlement.settled && !notified) {
-          notified = true;
-          context.onSettled(fate);
-        }
-      }
-    };
-
-  const retry = settling((options?: RetryOptions) => settlement.retry(options));
-
-  return {
-    message: incoming,
-    get settled() {
-      return settlement.settled;
-    },
-    ack: settling(() => settlement.ack()),
-    async retry(options?: RetryOptions) {
-      const asked = options?.delayMs ?? 0;
-      const delayMs = Number.isFinite(asked) ? Math.max(0, asked) : 0;
-      // Checked before settling: a refused delay leaves the delivery unsettled for another verb.
-      if (!settlement.settled && context.isOpen() && receipt.held()) {
-        const maxDelayMs = receipt.maxSecondsLeft() * 1000;
-        if (visibilitySeconds(delayMs) * 1000 > maxDelayMs) {
-          throw new DelayTooLongError(delayMs, maxDelayMs);
-        }
-      }
-      return retry({ delayMs });
-    },
-    reject: settling((options: RejectOptions) => settlement.reject(options)),
-    release: settling(() => settlement.release()),
-    async extendLease(ms: number) {
-      try {
-        return await settlement.extendLease(ms);
-      } catch (error) {
-        if (error instanceof ReceiptGone) return false;
-        throw error;
-      }
-    },
-  };
+    return true;
+  }
 }
 
 /** SQS counts visibility in whole seconds: a delay is rounded up, never cut short. */

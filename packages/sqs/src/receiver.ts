@@ -10,10 +10,11 @@ import type {
 } from '@idemq/core';
 import type { DeleteBatcher } from './deleteBatcher.js';
 import {
-  createDelivery,
   type DeliveryContext,
   Receipt,
+  type Received,
   type SettledFate,
+  SqsDelivery,
   toIncoming,
 } from './delivery.js';
 import { describeError, isFatal, TransportUnavailableError } from './errors.js';
@@ -75,13 +76,6 @@ export interface ReceiverDeps {
   onClosed(subscription: SqsSubscription): void;
 }
 
-/** A message received but not handed out yet (waiting behind its FIFO group). */
-interface Received {
-  message: Message;
-  receipt: Receipt;
-  group: string | undefined;
-}
-
 /**
  * The receive loop of one subscription.
  *
@@ -104,10 +98,12 @@ export class SqsSubscription implements Subscription {
   /** Messages leaving their group's queue whose visibility is being renewed. */
   private renewing = 0;
   /** Deliveries handed out and not settled yet, by receipt. */
-  private readonly handedOut = new Map<Receipt, Delivery>();
+  private readonly handedOut = new Map<Receipt, SqsDelivery>();
   private readonly polls = new Set<Promise<void>>();
   private readonly aborters = new Set<AbortController>();
   private readonly gate: GroupGate<Received> | undefined;
+  /** What every delivery of this subscription shares. */
+  private readonly deliveryContext: DeliveryContext;
   private readonly maxPolls: number;
   private failures = 0;
   /** Why the last receive failed, while receives keep failing (for health()). */
@@ -127,6 +123,15 @@ export class SqsSubscription implements Subscription {
       ? new GroupGate<Received>((item) => !item.receipt.held())
       : undefined;
     this.maxPolls = Math.min(MAX_POLLS, Math.ceil(request.maxInFlight / MAX_RECEIVE));
+    this.deliveryContext = {
+      client: deps.client,
+      deleter: deps.deleter,
+      queue: deps.queue,
+      source: request.source,
+      isOpen: () => this.state !== 'closed' && this.deps.connectionOpen(),
+      deadLetter: (original, options) => this.deps.deadLetter(original, request.source, options),
+      onSettled: (received, fate) => this.settled(received, fate),
+    };
   }
 
   /** Starts polling. */
@@ -317,20 +322,9 @@ export class SqsSubscription implements Subscription {
 
   /** Hands a message to the subscriber. */
   private hand(item: Received): void {
-    const { message, receipt } = item;
-    const context: DeliveryContext = {
-      client: this.deps.client,
-      deleter: this.deps.deleter,
-      queue: this.deps.queue,
-      source: this.request.source,
-      isOpen: () => this.state !== 'closed' && this.deps.connectionOpen(),
-      deadLetter: (original, options) =>
-        this.deps.deadLetter(original, this.request.source, options),
-      onSettled: (fate) => this.settled(item, fate),
-    };
-    const incoming = toIncoming(message, this.request.source, this.deps.queue.fifo);
-    const delivery = createDelivery(context, message, incoming, receipt);
-    this.handedOut.set(receipt, delivery);
+    const incoming = toIncoming(item.message, this.request.source, this.deps.queue.fifo);
+    const delivery = new SqsDelivery(this.deliveryContext, item, incoming);
+    this.handedOut.set(item.receipt, delivery);
     try {
       this.request.onDelivery(delivery);
     } catch (error) {

@@ -24,42 +24,131 @@ export interface Settlement {
   extendLease(ms: number): Promise<boolean>;
 }
 
-/**
- * Wraps an adapter's broker calls so the first settlement wins and every later one resolves
- * `false` without reaching the broker. Written once here so no adapter re-implements it.
- */
-export function settleOnce(native: NativeSettlement): Settlement {
-  // A plain data property, not a getter: read on every delivery, and cheaper to build.
-  const settlement: { -readonly [K in keyof Settlement]: Settlement[K] } = {
-    settled: false,
-    ack: () => once(native.ack.bind(native)),
-    retry: (options: RetryOptions = {}) => once(() => native.retry(options)),
-    reject: (options: RejectOptions) => once(() => native.reject(options)),
-    release: () => once(native.release.bind(native)),
-    async extendLease(ms: number) {
-      if (settlement.settled || !native.isValid()) return false;
-      await native.extendLease(ms);
-      return true;
-    },
-  };
+type Verb = 'ack' | 'retry' | 'reject' | 'release';
 
-  async function once(call: () => Promise<void>): Promise<boolean> {
-    if (settlement.settled || !native.isValid()) {
-      settlement.settled = true;
-      return false;
-    }
-    settlement.settled = true; // before the await: a concurrent second call must see it
-    await call();
-    return true;
+/**
+ * Settle-once as a base class: the first settlement verb wins, and every later one resolves
+ * `false` without reaching the broker. An adapter subclasses it with its broker calls; each
+ * delivery is then one object whose verbs live on the prototype, where closures built per
+ * delivery cost a dozen allocations on every message.
+ *
+ * The broker calls resolve `false` when the broker refused (the message is no longer ours), and
+ * throw when the call failed: the delivery is marked settled before the call starts, so a call
+ * that throws must leave the message with the broker (requeued, or redelivered with its
+ * channel).
+ */
+export abstract class OnceSettlement implements Settlement {
+  /** A plain field, not a getter: read on every delivery. */
+  settled = false;
+
+  /** False once the delivery can no longer be settled (connection gone, lease lapsed). */
+  protected abstract isValid(): boolean;
+  protected abstract brokerAck(): Promise<boolean>;
+  protected abstract brokerRetry(options: RetryOptions): Promise<boolean>;
+  protected abstract brokerReject(options: RejectOptions): Promise<boolean>;
+  protected abstract brokerRelease(): Promise<boolean>;
+  protected abstract brokerExtendLease(ms: number): Promise<boolean>;
+
+  /**
+   * Runs once, when the first verb has finished (done, refused, failed, or found the delivery
+   * no longer valid). For adapters that free a slot or wake a FIFO group then.
+   */
+  protected onSettled(): void {}
+
+  ack(): Promise<boolean> {
+    return this.settle('ack', undefined);
   }
 
-  return settlement;
+  retry(options: RetryOptions = {}): Promise<boolean> {
+    return this.settle('retry', options);
+  }
+
+  reject(options: RejectOptions): Promise<boolean> {
+    return this.settle('reject', options);
+  }
+
+  release(): Promise<boolean> {
+    return this.settle('release', undefined);
+  }
+
+  async extendLease(ms: number): Promise<boolean> {
+    if (this.settled || !this.isValid()) return false;
+    return this.brokerExtendLease(ms);
+  }
+
+  private async settle(verb: Verb, options: RetryOptions | RejectOptions | undefined) {
+    if (this.settled) return false;
+    this.settled = true; // before any await: a concurrent second call must see it
+    try {
+      if (!this.isValid()) return false;
+      switch (verb) {
+        case 'ack':
+          return await this.brokerAck();
+        case 'retry':
+          return await this.brokerRetry(options as RetryOptions);
+        case 'reject':
+          return await this.brokerReject(options as RejectOptions);
+        case 'release':
+          return await this.brokerRelease();
+      }
+    } finally {
+      this.onSettled();
+    }
+  }
 }
 
+/** `OnceSettlement` over a `NativeSettlement`: a broker call that returns counts as done. */
+class NativeBacked extends OnceSettlement {
+  constructor(private readonly native: NativeSettlement) {
+    super();
+  }
+
+  protected isValid(): boolean {
+    return this.native.isValid();
+  }
+
+  protected brokerAck(): Promise<boolean> {
+    return this.native.ack().then(done);
+  }
+
+  protected brokerRetry(options: RetryOptions): Promise<boolean> {
+    return this.native.retry(options).then(done);
+  }
+
+  protected brokerReject(options: RejectOptions): Promise<boolean> {
+    return this.native.reject(options).then(done);
+  }
+
+  protected brokerRelease(): Promise<boolean> {
+    return this.native.release().then(done);
+  }
+
+  protected brokerExtendLease(ms: number): Promise<boolean> {
+    return this.native.extendLease(ms).then(done);
+  }
+}
+
+const done = () => true;
+
 /**
- * A delivery of `message` whose verbs go through `settleOnce(native)`: the settlement object
- * itself with the message added, so `settled` stays a plain field (no getter per delivery).
+ * Wraps an adapter's broker calls so the first settlement wins and every later one resolves
+ * `false` without reaching the broker. Written once here so no adapter re-implements it. The
+ * verbs are methods: call them on the settlement (`settlement.ack()`), not detached.
  */
+export function settleOnce(native: NativeSettlement): Settlement {
+  return new NativeBacked(native);
+}
+
+class NativeBackedDelivery extends NativeBacked implements Delivery {
+  constructor(
+    readonly message: IncomingMessage,
+    native: NativeSettlement,
+  ) {
+    super(native);
+  }
+}
+
+/** A delivery of `message` whose verbs go through `settleOnce(native)`. */
 export function settledDelivery(message: IncomingMessage, native: NativeSettlement): Delivery {
-  return Object.assign(settleOnce(native), { message });
+  return new NativeBackedDelivery(message, native);
 }
