@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { type Message, ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type {
-  Delivery,
   Health,
   Logger,
   RejectOptions,
