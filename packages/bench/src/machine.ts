@@ -46,3 +46,15 @@ export function describeMachine(
 export function redactUrl(url: string): string {
   return url.replace(/(\w+:\/\/)([^@/\s]*)@/, '$1***@');
 }
+
+/**
+ * CPU time every process on the machine has spent so far (user, nice, system and interrupt
+ * time of all cores, in µs; from `os.cpus()`, ticks of 10 ms on Linux). The difference over a
+ * round is what the whole run cost — consumer, broker and Redis together — which bounds how fast
+ * any consumer can go once the machine is saturated.
+ */
+export function machineBusyMicros(): number {
+  let ms = 0;
+  for (const { times } of os.cpus()) ms += times.user + times.nice + times.sys + times.irq;
+  return ms * 1_000;
+}

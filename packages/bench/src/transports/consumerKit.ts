@@ -1,5 +1,6 @@
 /* What every consumer of the benchmark, raw or idemq, on any transport, measures alike. */
 import type { ConsumerEventName } from '@idemq/core';
+import { machineBusyMicros } from '../machine.js';
 import type { ConsumeRequest, ConsumeResult } from './types.js';
 
 /** The business handler of every consumer: does nothing. */
@@ -31,9 +32,10 @@ export class Completion {
   private reject: ((error: Error) => void) | undefined;
   private lastProgress = performance.now();
   private readonly timer: NodeJS.Timeout;
-  /** performance.now() and process.cpuUsage() when `messages` was reached. */
+  /** performance.now(), process.cpuUsage() and the machine's CPU when `messages` was reached. */
   endedAt = Number.NaN;
   endedCpu: NodeJS.CpuUsage = { user: Number.NaN, system: Number.NaN };
+  endedMachineMicros = Number.NaN;
   readonly done: Promise<void>;
 
   constructor(
@@ -67,6 +69,7 @@ export class Completion {
     if (this.count() >= this.messages && this.resolve) {
       this.endedAt = this.lastProgress;
       this.endedCpu = process.cpuUsage();
+      this.endedMachineMicros = machineBusyMicros();
       this.resolve();
       this.settle();
     }
@@ -89,20 +92,27 @@ export class Completion {
   }
 }
 
-/** Where a round's clock and CPU counter started. */
+/** Where a round's clock and CPU counters started. */
 export interface RoundStart {
   at: number;
   cpu: NodeJS.CpuUsage;
+  /** `machineBusyMicros()`: every process's CPU, broker and Redis included. */
+  machineMicros: number;
   /** When the call that starts consuming resolved. */
   startedAt: number;
 }
 
-/** Collects garbage, then starts the clock and the CPU counter of a round. */
+/** Collects garbage, then starts the clock and the CPU counters of a round. */
 export function startRound(): RoundStart {
   const gc = (globalThis as { gc?: () => void }).gc;
   gc?.(); // a clean heap where the process allows it (`--expose-gc`)
   const at = performance.now();
-  return { at, cpu: process.cpuUsage(), startedAt: Number.NaN };
+  return {
+    at,
+    cpu: process.cpuUsage(),
+    machineMicros: machineBusyMicros(),
+    startedAt: Number.NaN,
+  };
 }
 
 /** The figures every consumer reports for a round; idemq adds its Redis counts. */
@@ -126,6 +136,7 @@ export function roundFigures(
     distinctIds: tally.distinct,
     duplicateRuns: tally.duplicates,
     cpuMicros: completion.cpuSince(start.cpu),
+    machineCpuMicros: completion.endedMachineMicros - start.machineMicros,
   };
 }
 

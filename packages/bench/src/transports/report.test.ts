@@ -24,6 +24,8 @@ const row = (
   startMs: 12,
   cpuMicrosPerMessage: 50,
   cpuShare: 0.2,
+  machineCpuMicrosPerMessage: 380,
+  machineBusyShare: 0.97,
   peakRssBytes: 80 * 2 ** 20,
   rounds: [],
   anomalies: [],
@@ -157,6 +159,8 @@ describe('goals and report', () => {
       expect(markdown).toContain('| 0.92× |');
       expect(markdown).toContain('| Redis CPU µs / msg |');
       expect(markdown).toMatch(/ 2\.000 \| +50 \| +7 \|/);
+      expect(markdown).toContain('| machine CPU µs / msg | machine busy % |');
+      expect(markdown).toMatch(/\| +20 \| +380 \| +97 \| +80 \|/);
       expect(markdown).toMatch(/\| hand +\| 64 +\| SET ×2\.000 +\|/);
       expect(markdown).toMatch(/\| idemq +\| 64 +\| EVALSHA ×0\.200 +\|/);
       expect(markdown).toContain('| idemq msg/s vs raw, concurrency 64 ');
@@ -193,6 +197,7 @@ describe('checkRound', () => {
     duplicateRuns: 0,
     events: {},
     cpuMicros: 1,
+    machineCpuMicros: 2,
     ...extra,
   });
 

@@ -60,6 +60,8 @@ function render(report: TransportReport, command: string, table: TableFormat): s
         'consumer CPU µs / msg',
         'Redis CPU µs / msg',
         'consumer CPU % of a core',
+        'machine CPU µs / msg',
+        'machine busy %',
         'peak RSS MiB',
       ],
       report.rows.map((row) => [
@@ -74,6 +76,8 @@ function render(report: TransportReport, command: string, table: TableFormat): s
         fixed(row.cpuMicrosPerMessage, 0),
         row.redisCpuMicrosPerMessage === undefined ? '–' : fixed(row.redisCpuMicrosPerMessage, 0),
         fixed(row.cpuShare * 100, 0),
+        fixed(row.machineCpuMicrosPerMessage, 0),
+        fixed(row.machineBusyShare * 100, 0),
         fixed(row.peakRssBytes / 2 ** 20, 0),
       ]),
     ),

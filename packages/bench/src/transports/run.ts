@@ -121,6 +121,10 @@ export interface ConsumerRow {
   redisCpuMicrosPerMessage?: number;
   /** Median over rounds of the consumer process's CPU time ÷ the round's time (1 = one core). */
   cpuShare: number;
+  /** Median over rounds of every process's CPU per message (consumer, broker, Redis). */
+  machineCpuMicrosPerMessage: number;
+  /** Median over rounds of every process's CPU ÷ (the round's time × cores): 1 = saturated. */
+  machineBusyShare: number;
   peakRssBytes: number;
   rounds: ConsumeResult[];
   /** Every way a round was not "each message consumed exactly once, nothing left behind". */
@@ -279,6 +283,7 @@ async function measureConcurrency(
     toRow(options.transport, consumer, concurrency, messages, rounds.get(consumer) ?? [], raw, {
       anomalies: anomalies.get(consumer) ?? [],
       peakRssBytes: peaks.get(consumer) ?? Number.NaN,
+      cores: os.cpus().length,
     }),
   );
 }
@@ -325,7 +330,7 @@ function toRow(
   messages: number,
   rounds: ConsumeResult[],
   raw: ConsumeResult[],
-  extra: { anomalies: string[]; peakRssBytes: number },
+  extra: { anomalies: string[]; peakRssBytes: number; cores: number },
 ): ConsumerRow {
   const per = (f: (r: ConsumeResult) => number) => median(rounds.map(f));
   const last = rounds.at(-1);
@@ -360,6 +365,8 @@ function toRow(
       : {}),
     cpuMicrosPerMessage: per((r) => r.cpuMicros / r.messages),
     cpuShare: per((r) => r.cpuMicros / (r.ms * 1_000)),
+    machineCpuMicrosPerMessage: per((r) => r.machineCpuMicros / r.messages),
+    machineBusyShare: per((r) => r.machineCpuMicros / (r.ms * 1_000 * extra.cores)),
     peakRssBytes: extra.peakRssBytes,
     rounds,
     anomalies: extra.anomalies,

@@ -111,6 +111,11 @@ export interface ConsumeResult {
   keysDeleted?: number;
   /** User + system CPU of the consuming process over the measured interval. */
   cpuMicros: number;
+  /**
+   * CPU of every process on the machine over the measured interval (`machineBusyMicros`):
+   * the consumer, the broker, Redis and anything else running.
+   */
+  machineCpuMicros: number;
 }
 
 export interface ConsumerEnd {
