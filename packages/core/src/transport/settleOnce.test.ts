@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { type NativeSettlement, settleOnce } from './settleOnce.js';
+import { type NativeSettlement, OnceSettlement, settleOnce } from './settleOnce.js';
 
 function fakeNative(valid = true) {
   let isValid = valid;
@@ -148,5 +148,83 @@ describe('settleOnce', () => {
     const { native, verbCalls } = fakeNative(false);
     await expect(settleOnce(native).ack()).resolves.toBe(false);
     expect(verbCalls()).toBe(0);
+  });
+});
+
+/** A subclass as an adapter writes one: each broker call answers what `answer` says. */
+class ScriptedSettlement extends OnceSettlement {
+  valid = true;
+  answer: boolean | Error = true;
+  readonly calls: string[] = [];
+  settledCount = 0;
+
+  protected isValid(): boolean {
+    return this.valid;
+  }
+  protected brokerAck() {
+    return this.call('ack');
+  }
+  protected brokerRetry() {
+    return this.call('retry');
+  }
+  protected brokerReject() {
+    return this.call('reject');
+  }
+  protected brokerRelease() {
+    return this.call('release');
+  }
+  protected brokerExtendLease() {
+    return this.call('extendLease');
+  }
+  protected override onSettled(): void {
+    this.settledCount += 1;
+  }
+
+  private async call(verb: string): Promise<boolean> {
+    this.calls.push(verb);
+    if (this.answer instanceof Error) throw this.answer;
+    return this.answer;
+  }
+}
+
+describe('OnceSettlement', () => {
+  it('tells onSettled once, after the first verb, and never for a lease extension', async () => {
+    const settlement = new ScriptedSettlement();
+    await expect(settlement.extendLease(1_000)).resolves.toBe(true);
+    expect(settlement.settledCount).toBe(0);
+    const first = settlement.ack();
+    expect(settlement.settled).toBe(true);
+    expect(settlement.settledCount).toBe(0); // the broker call has not finished yet
+    await expect(first).resolves.toBe(true);
+    await expect(settlement.release()).resolves.toBe(false);
+    expect(settlement.settledCount).toBe(1);
+    expect(settlement.calls).toEqual(['extendLease', 'ack']);
+  });
+
+  it('a broker that refuses resolves the verb false, and the delivery stays settled', async () => {
+    const settlement = new ScriptedSettlement();
+    settlement.answer = false;
+    await expect(settlement.retry({ delayMs: 5 })).resolves.toBe(false);
+    await expect(settlement.ack()).resolves.toBe(false);
+    expect(settlement.calls).toEqual(['retry']);
+    expect(settlement.settledCount).toBe(1);
+  });
+
+  it('a failed broker call rejects the verb and still tells onSettled once', async () => {
+    const settlement = new ScriptedSettlement();
+    settlement.answer = new Error('channel closed');
+    await expect(settlement.reject({ reason: 'bad' })).rejects.toThrow('channel closed');
+    await expect(settlement.release()).resolves.toBe(false);
+    expect(settlement.settledCount).toBe(1);
+  });
+
+  it('an invalid delivery settles without a broker call and tells onSettled once', async () => {
+    const settlement = new ScriptedSettlement();
+    settlement.valid = false;
+    await expect(settlement.extendLease(10)).resolves.toBe(false);
+    await expect(settlement.ack()).resolves.toBe(false);
+    await expect(settlement.ack()).resolves.toBe(false);
+    expect(settlement.calls).toEqual([]);
+    expect(settlement.settledCount).toBe(1);
   });
 });
