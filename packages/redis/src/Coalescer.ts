@@ -2,6 +2,7 @@ import { EarliestTimer, StoreUnavailableError } from '@idemq/core';
 import { storeError } from './errors.js';
 import type { ScriptRunner } from './ScriptRunner.js';
 import type { ScriptName } from './scripts.js';
+import type { SharedArgs } from './sharedArgs.js';
 import { keySlot } from './slot.js';
 
 interface Pending {
@@ -20,11 +21,20 @@ interface InFlightCall {
 }
 
 interface Lane {
+  /** What every call of this lane passes before its keys' own arguments. */
+  shared: SharedArgs;
   /** Calls of this lane on the wire. */
   sending: number;
   /** A send is due at the end of this tick. */
   scheduled: boolean;
   queue: Pending[];
+}
+
+/** One key's operation in `runBatch`. */
+export interface BatchEntry {
+  key: string;
+  args: readonly (string | number)[];
+  shared: SharedArgs;
 }
 
 export interface CoalescerOptions {
@@ -66,13 +76,22 @@ export class Coalescer {
 
   constructor(private readonly options: CoalescerOptions) {}
 
-  /** Queues one key's operation; resolves with that key's slice of the reply. */
-  run(script: ScriptName, width: number, key: string, args: readonly (string | number)[]) {
+  /**
+   * Queues one key's operation; resolves with that key's slice of the reply. Operations share a
+   * call when they run the same script with the same `shared` arguments (on the same slot).
+   */
+  run(
+    script: ScriptName,
+    width: number,
+    key: string,
+    args: readonly (string | number)[],
+    shared: SharedArgs,
+  ) {
     return new Promise<unknown[]>((resolve, reject) => {
-      const laneId = this.options.perSlot ? `${script}/${keySlot(key)}` : script;
+      const laneId = this.options.perSlot ? `${shared.id}#${keySlot(key)}` : shared.id;
       let lane = this.lanes.get(laneId);
       if (!lane) {
-        lane = { sending: 0, scheduled: false, queue: [] };
+        lane = { shared, sending: 0, scheduled: false, queue: [] };
         this.lanes.set(laneId, lane);
       }
       const deadline = performance.now() + this.options.timeoutMs;
@@ -103,24 +122,29 @@ export class Coalescer {
   async runBatch(
     script: ScriptName,
     width: number,
-    entries: readonly { key: string; args: readonly (string | number)[] }[],
+    entries: readonly BatchEntry[],
   ): Promise<unknown[][]> {
-    const groups = new Map<number, number[]>();
+    const groups = new Map<string, { shared: SharedArgs; indexes: number[] }>();
     entries.forEach((entry, index) => {
-      const group = this.options.perSlot ? keySlot(entry.key) : 0;
-      const members = groups.get(group) ?? [];
-      members.push(index);
-      groups.set(group, members);
+      const id = this.options.perSlot
+        ? `${entry.shared.id}#${keySlot(entry.key)}`
+        : entry.shared.id;
+      let group = groups.get(id);
+      if (!group) {
+        group = { shared: entry.shared, indexes: [] };
+        groups.set(id, group);
+      }
+      group.indexes.push(index);
     });
     const replies: unknown[][] = new Array(entries.length);
     if (entries.length > 0) this.roundTrips += 1;
     const calls: Promise<void>[] = [];
-    for (const indexes of groups.values()) {
+    for (const { shared, indexes } of groups.values()) {
       for (let start = 0; start < indexes.length; start += this.options.maxBatch) {
         const chunk = indexes.slice(start, start + this.options.maxBatch);
-        const batch = chunk.map((i) => entries[i] as (typeof entries)[number]);
+        const batch = chunk.map((i) => entries[i] as BatchEntry);
         calls.push(
-          this.send(script, width, batch, this.options.timeoutMs).then((reply) => {
+          this.send(script, width, shared, batch, this.options.timeoutMs).then((reply) => {
             chunk.forEach((entryIndex, i) => {
               replies[entryIndex] = reply.slice(i * width, (i + 1) * width);
             });
@@ -136,13 +160,14 @@ export class Coalescer {
   private async send(
     script: ScriptName,
     width: number,
+    shared: SharedArgs,
     batch: readonly { key: string; args: readonly (string | number)[] }[],
     budgetMs: number,
   ): Promise<unknown[]> {
     try {
       if (budgetMs <= 0) throw new Error(`timed out after ${this.options.timeoutMs} ms`);
       const reply = await this.bounded(
-        this.options.runner.run(script, keysOf(batch), argsOf(batch)),
+        this.options.runner.run(script, keysOf(batch), argsOf(shared, batch)),
         Math.ceil(budgetMs),
         script,
       );
@@ -206,7 +231,7 @@ export class Coalescer {
     const budgetMs = earliest - performance.now();
     this.roundTrips += 1;
     try {
-      const reply = await this.send(script, width, batch, budgetMs);
+      const reply = await this.send(script, width, lane.shared, batch, budgetMs);
       if (batch.length === 1) (batch[0] as Pending).resolve(reply);
       else {
         batch.forEach((p, i) => {
@@ -226,9 +251,12 @@ function keysOf(batch: readonly { key: string }[]): string[] {
   return batch.map((p) => p.key);
 }
 
-function argsOf(batch: readonly { args: readonly (string | number)[] }[]): (string | number)[] {
-  if (batch.length === 1) return (batch[0] as { args: (string | number)[] }).args;
-  const args: (string | number)[] = [];
+/** The call's shared arguments, then each key's own. */
+function argsOf(
+  shared: SharedArgs,
+  batch: readonly { args: readonly (string | number)[] }[],
+): (string | number)[] {
+  const args: (string | number)[] = [...shared.values];
   for (const p of batch) for (const arg of p.args) args.push(arg);
   return args;
 }

@@ -20,6 +20,7 @@ import { OwnerTokens } from './ownerTokens.js';
 import { type RedisClient, ScriptRunner } from './ScriptRunner.js';
 import { CLAIM_REPLY_WIDTH } from './scripts.js';
 import { runSelfTest, type SelfTestReport } from './selfTest.js';
+import { type SharedArgs, SharedArgsTable } from './sharedArgs.js';
 
 export interface RedisStoreOptions {
   /** `redis://` or `rediss://` URL of a standalone server. Give `url` or `client`. */
@@ -199,13 +200,22 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     };
   }
 
-  const claimArgs = (token: string, request: ClaimRequest) => [
-    token,
-    request.leaseMs,
-    request.retainMs,
-    request.leaseMs + request.retainMs,
-    request.fingerprint ?? '',
-  ];
+  // Interned per settings: every claim (complete, …) of one engine shares its lane and calls.
+  const claimShared = new SharedArgsTable('claim', (leaseMs: number, retainMs: number) => [
+    String(leaseMs),
+    String(retainMs),
+    String(leaseMs + retainMs),
+  ]);
+  const completeShared = new SharedArgsTable('complete', (ttlMs: number, hasResult: string) => [
+    String(ttlMs),
+    hasResult,
+  ]);
+  const failShared = new SharedArgsTable('fail', (ttlMs: number) => [String(ttlMs)]);
+  const renewShared = new SharedArgsTable('renew', (leaseMs: number) => [String(leaseMs)]);
+  const releaseShared: SharedArgs = { id: 'release', values: [] };
+  const sharedOfClaim = (request: ClaimRequest) =>
+    claimShared.get(request.leaseMs, request.retainMs);
+  const claimArgs = (token: string, request: ClaimRequest) => [token, request.fingerprint ?? ''];
 
   async function claim(request: ClaimRequest): Promise<ClaimOutcome> {
     assertOpen();
@@ -213,7 +223,13 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     const cached = fromCache(key, request);
     if (cached) return cached;
     const token = tokens.next();
-    const fields = await batcher.run('claim', CLAIM_REPLY_WIDTH, key, claimArgs(token, request));
+    const fields = await batcher.run(
+      'claim',
+      CLAIM_REPLY_WIDTH,
+      key,
+      claimArgs(token, request),
+      sharedOfClaim(request),
+    );
     return afterClaim(key, token, request, fields);
   }
 
@@ -247,9 +263,10 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     script: 'complete' | 'fail' | 'renew' | 'release',
     key: string,
     args: (string | number)[],
+    shared: SharedArgs,
   ): Promise<TransitionOutcome> {
     assertOpen();
-    const reply = await batcher.run(script, 1, key, args);
+    const reply = await batcher.run(script, 1, key, args, shared);
     return Number(reply[0]) === 1 ? 'ok' : 'lease-lost';
   }
 
@@ -267,7 +284,11 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
       const replies = await batcher.runBatch(
         'claim',
         CLAIM_REPLY_WIDTH,
-        pending.map((p) => ({ key: p.key, args: claimArgs(p.token, p.request) })),
+        pending.map((p) => ({
+          key: p.key,
+          args: claimArgs(p.token, p.request),
+          shared: sharedOfClaim(p.request),
+        })),
       );
       await Promise.all(
         pending.map(async (p, i) => {
@@ -280,13 +301,12 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     async complete(request) {
       assertResultFits(request.result, maxResultBytes);
       const key = keyOf(request);
-      const hasResult = request.result !== undefined;
-      const outcome = await transition('complete', key, [
-        request.token,
-        request.ttlMs,
-        hasResult ? '1' : '0',
-        request.result ?? '',
-      ]);
+      const outcome = await transition(
+        'complete',
+        key,
+        request.result === undefined ? [request.token] : [request.token, request.result],
+        completeShared.get(request.ttlMs, request.result === undefined ? '0' : '1'),
+      );
       const fingerprint = heldFingerprints.get(key);
       heldFingerprints.delete(key);
       if (outcome === 'ok' && cache) {
@@ -308,17 +328,22 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
       const key = keyOf(request);
       heldFingerprints.delete(key);
       const { name, message, code } = request.error;
-      return transition('fail', key, [request.token, request.ttlMs, name, message, code ?? '']);
+      return transition(
+        'fail',
+        key,
+        [request.token, name, message, code ?? ''],
+        failShared.get(request.ttlMs),
+      );
     },
 
     async renew(request) {
-      return transition('renew', keyOf(request), [request.token, request.leaseMs]);
+      return transition('renew', keyOf(request), [request.token], renewShared.get(request.leaseMs));
     },
 
     async release(request) {
       const key = keyOf(request);
       heldFingerprints.delete(key);
-      return transition('release', key, [request.token]);
+      return transition('release', key, [request.token], releaseShared);
     },
 
     async inspect(id) {

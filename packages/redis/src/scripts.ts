@@ -4,6 +4,11 @@
  * coalesced operations on one slot. Time comes from the server (`TIME`), never the client.
  * Replies are flat arrays of strings and integers only, so RESP2 and RESP3 clients agree.
  *
+ * Arguments: first the call's shared ones (the same for every key of the call: TTLs, lease
+ * length), then a fixed stride per key (its owner token, …). Operations with the same shared
+ * arguments share a call; passing them once rather than per key roughly halves what a call
+ * carries, and what the client builds and the server parses for it.
+ *
  * Record hash fields: s state, a attempt, f fencing token, o owner token, l lease expiry (ms),
  * r retain after lease (ms), p payload fingerprint, c completed at (ms), v result, en / em / ec
  * last error name / message / code. The record's expiry is the key's own TTL (`PEXPIRE`).
@@ -30,22 +35,26 @@ local now = tonumber(nowMs)
 `;
 
 /**
- * A fenced transition over N keys: for each key whose IN_PROGRESS record is owned by the token
- * in its first argument, run `body` (which sees `key`, `base` — the key's argument offset —,
- * `now` and `nowMs` unless `clock` is false, and `h`: the fields `s`, `o`, then `extraFields`)
- * and answer 1; answer 0, changing nothing, for every other key. Each server command costs a Lua
- * round trip into Redis, so bodies read what they need in this one HMGET and write with one HSET.
+ * A fenced transition over N keys, after `shared` shared arguments and `stride` arguments per key
+ * (a Lua expression: it may depend on the shared ones): for each key whose IN_PROGRESS record is
+ * owned by the token in its first argument, run `body` (which sees `key`, `base` — the key's
+ * argument offset —, `now` and `nowMs` unless `clock` is false, and `h`: the fields `s`, `o`,
+ * then `extraFields`) and answer 1; answer 0, changing nothing, for every other key. Each server
+ * command costs a Lua round trip into Redis, so bodies read what they need in this one HMGET and
+ * write with one HSET.
  */
 function fencedTransition(
-  stride: number,
+  shared: number,
+  stride: string,
   body: string,
   { extraFields = [], clock = true }: { extraFields?: string[]; clock?: boolean } = {},
 ): string {
   const fields = ['s', 'o', ...extraFields].map((f) => `'${f}'`).join(', ');
   return `${clock ? NOW : ''}
 local out = {}
+local stride = ${stride}
 for i, key in ipairs(KEYS) do
-  local base = (i - 1) * ${stride}
+  local base = ${shared} + (i - 1) * stride
   local h = redis.call('HMGET', key, ${fields})
   if h[1] == 'IN_PROGRESS' and h[2] == ARGV[base + 1] then
 ${body}
@@ -59,22 +68,25 @@ return out
 }
 
 /**
- * Per key ARGV: token, leaseMs, retainMs, ttlMs (= leaseMs + retainMs, the key's TTL),
+ * Shared ARGV: leaseMs, retainMs, ttlMs (= leaseMs + retainMs, the key's TTL). Per key: token,
  * fingerprint ('' = none). 8 reply fields per key.
  */
-const CLAIM_STRIDE = 5;
+const CLAIM_SHARED = 3;
+const CLAIM_STRIDE = 2;
 export const CLAIM_REPLY_WIDTH = 8;
 export const claimScript = `${NOW}
 local out = {}
+local leaseMs, retainMs, ttlMs = tonumber(ARGV[1]), ARGV[2], ARGV[3]
 local function reply(i, a, b, c, d, e, f, g, h)
   local o = (i - 1) * ${CLAIM_REPLY_WIDTH}
   out[o + 1], out[o + 2], out[o + 3], out[o + 4] = a, b, c, d
   out[o + 5], out[o + 6], out[o + 7], out[o + 8] = e, f, g, h
 end
--- Writes an IN_PROGRESS record and its TTL; returns the lease expiry as a string.
+-- The lease expiry of a claim taken now, formatted once per call.
+local leaseUntil = string.format('%.0f', now + leaseMs)
+-- Writes an IN_PROGRESS record and its TTL.
 local function take(key, base, attempt, fence)
-  local token, retainMs, fp = ARGV[base + 1], ARGV[base + 3], ARGV[base + 5]
-  local leaseUntil = string.format('%.0f', now + tonumber(ARGV[base + 2]))
+  local token, fp = ARGV[base + 1], ARGV[base + 2]
   if fp ~= '' then
     redis.call('HSET', key, 's', 'IN_PROGRESS', 'a', attempt, 'f', fence, 'o', token,
       'l', leaseUntil, 'r', retainMs, 'p', fp)
@@ -82,17 +94,17 @@ local function take(key, base, attempt, fence)
     redis.call('HSET', key, 's', 'IN_PROGRESS', 'a', attempt, 'f', fence, 'o', token,
       'l', leaseUntil, 'r', retainMs)
   end
-  redis.call('PEXPIRE', key, ARGV[base + 4])
-  return leaseUntil
+  redis.call('PEXPIRE', key, ttlMs)
 end
 for i, key in ipairs(KEYS) do
-  local base = (i - 1) * ${CLAIM_STRIDE}
+  local base = ${CLAIM_SHARED} + (i - 1) * ${CLAIM_STRIDE}
   if redis.call('EXISTS', key) == 0 then
     -- The common case, a new id: attempt 1, fenced by the server's clock in µs.
-    reply(i, 'claimed', nowUs, '1', take(key, base, '1', nowUs), '', '', '', '0')
+    take(key, base, '1', nowUs)
+    reply(i, 'claimed', nowUs, '1', leaseUntil, '', '', '', '0')
   else
     local h = redis.call('HMGET', key, 's', 'a', 'f', 'l', 'p', 'c', 'v', 'en', 'em', 'ec')
-    local state, fp = h[1], ARGV[base + 5]
+    local state, fp = h[1], ARGV[base + 2]
     if fp ~= '' and h[5] and h[5] ~= fp then
       reply(i, 'key-reuse', '', '', '', '', '', '', '')
     elseif state == 'COMPLETED' then
@@ -104,7 +116,8 @@ for i, key in ipairs(KEYS) do
       -- Composite fencing token: above the record's last one, and above any token this record
       -- had before it expired (server microseconds only grow).
       local fence = string.format('%.0f', math.max((tonumber(h[3]) or 0) + 1, tonumber(nowUs)))
-      reply(i, 'claimed', fence, attempt, take(key, base, attempt, fence),
+      take(key, base, attempt, fence)
+      reply(i, 'claimed', fence, attempt, leaseUntil,
         h[8] or '', h[9] or '', h[10] or '', h[8] and '1' or '0')
     end
   end
@@ -112,46 +125,53 @@ end
 return out
 `;
 
-/** Per key ARGV: token, ttlMs, hasResult ('1'/'0'), result. Reply: 1 ok / 0 lease lost. */
+/**
+ * Shared ARGV: ttlMs, hasResult ('1'/'0'). Per key: token, then its result when hasResult.
+ * Reply: 1 ok / 0 lease lost.
+ */
 export const completeScript = fencedTransition(
-  4,
+  2,
+  "ARGV[2] == '1' and 2 or 1",
   `    redis.call('HDEL', key, 'o', 'l', 'en', 'em', 'ec')
-    if ARGV[base + 3] == '1' then
-      redis.call('HSET', key, 's', 'COMPLETED', 'c', nowMs, 'v', ARGV[base + 4])
+    if stride == 2 then
+      redis.call('HSET', key, 's', 'COMPLETED', 'c', nowMs, 'v', ARGV[base + 2])
     else
       redis.call('HSET', key, 's', 'COMPLETED', 'c', nowMs)
     end
-    redis.call('PEXPIRE', key, ARGV[base + 2])`,
+    redis.call('PEXPIRE', key, ARGV[1])`,
 );
 
-/** Per key ARGV: token, ttlMs, error name, error message, error code. */
+/** Shared ARGV: ttlMs. Per key: token, error name, error message, error code ('' = none). */
 export const failScript = fencedTransition(
-  5,
-  `    if ARGV[base + 5] ~= '' then
+  1,
+  '4',
+  `    if ARGV[base + 4] ~= '' then
       redis.call('HDEL', key, 'o', 'l')
-      redis.call('HSET', key, 's', 'FAILED', 'en', ARGV[base + 3], 'em', ARGV[base + 4],
-        'ec', ARGV[base + 5])
+      redis.call('HSET', key, 's', 'FAILED', 'en', ARGV[base + 2], 'em', ARGV[base + 3],
+        'ec', ARGV[base + 4])
     else
       redis.call('HDEL', key, 'o', 'l', 'ec')
-      redis.call('HSET', key, 's', 'FAILED', 'en', ARGV[base + 3], 'em', ARGV[base + 4])
+      redis.call('HSET', key, 's', 'FAILED', 'en', ARGV[base + 2], 'em', ARGV[base + 3])
     end
-    redis.call('PEXPIRE', key, ARGV[base + 2])`,
+    redis.call('PEXPIRE', key, ARGV[1])`,
   { clock: false },
 );
 
-/** Per key ARGV: token, leaseMs. The record lives at least lease + retain from now. */
+/** Shared ARGV: leaseMs. Per key: token. The record lives at least lease + retain from now. */
 export const renewScript = fencedTransition(
-  2,
-  `    local leaseMs = tonumber(ARGV[base + 2])
+  1,
+  '1',
+  `    local leaseMs = tonumber(ARGV[1])
     redis.call('HSET', key, 'l', now + leaseMs)
     local keepMs = leaseMs + (tonumber(h[3]) or 0)
     if redis.call('PTTL', key) < keepMs then redis.call('PEXPIRE', key, keepMs) end`,
   { extraFields: ['r'] },
 );
 
-/** Per key ARGV: token. The record becomes RELEASED; its TTL is kept. */
+/** No shared ARGV. Per key: token. The record becomes RELEASED; its TTL is kept. */
 export const releaseScript = fencedTransition(
-  1,
+  0,
+  '1',
   `    redis.call('HDEL', key, 'o', 'l')
     redis.call('HSET', key, 's', 'RELEASED')`,
   { clock: false },

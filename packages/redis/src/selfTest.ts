@@ -57,7 +57,7 @@ export async function runSelfTest(context: SelfTestContext): Promise<SelfTestRep
   const key = `${prefix}:{self-test-${randomUUID()}}`;
   try {
     const claim = (await step('claim', () =>
-      runner.run('claim', [key], [randomUUID(), 5_000, 1_000, 6_000, '']),
+      runner.run('claim', [key], [5_000, 1_000, 6_000, randomUUID(), '']),
     )) as unknown[];
     if (claim[0] !== 'claimed')
       throw new UnsupportedServerError(`probe claim answered ${String(claim[0])}`);
@@ -66,7 +66,7 @@ export async function runSelfTest(context: SelfTestContext): Promise<SelfTestRep
       throw new UnsupportedServerError(`probe record expiry is ${pttl} ms, expected about 6000`);
     }
     const stranger = (await step('fenced complete', () =>
-      runner.run('complete', [key], ['not-the-owner', 1_000, '0', '']),
+      runner.run('complete', [key], [1_000, '0', 'not-the-owner']),
     )) as unknown[];
     if (Number(stranger[0]) !== 0)
       throw new UnsupportedServerError('fencing did not refuse a stranger token');

@@ -105,6 +105,63 @@ describe('redisStore on standalone Redis', () => {
     expect(store.stats().scriptCalls - before).toBe(5);
   });
 
+  it('passes each set of settings once per call: different leases, TTLs and results in one tick stay apart', async () => {
+    const prefix = uniquePrefix();
+    const mixed = redisStore({ client, prefix });
+    const leases = [
+      { leaseMs: 3_000, retainMs: 1_000 },
+      { leaseMs: 6_000, retainMs: 2_000 },
+    ];
+    const before = mixed.stats().scriptCalls;
+    const claims = await Promise.all(
+      [0, 1, 2, 3].map((i) => mixed.claim({ scope, requestId: `m${i}`, ...leases[i % 2] })),
+    );
+    // One call per distinct lease (the coalescing lane is the script and its shared arguments).
+    expect(mixed.stats().scriptCalls - before).toBe(2);
+    const records = await Promise.all(
+      [0, 1, 2, 3].map((i) => mixed.inspect({ scope, requestId: `m${i}` })),
+    );
+    for (const [i, record] of records.entries()) {
+      const { leaseMs, retainMs } = leases[i % 2] as (typeof leases)[number];
+      expect(record?.state).toBe('IN_PROGRESS');
+      const leaseLeft = (record?.leaseExpiresAt ?? 0) - Date.now();
+      expect(leaseLeft).toBeGreaterThan(leaseMs - 1_000);
+      expect(leaseLeft).toBeLessThanOrEqual(leaseMs + 50);
+      const ttl = await client.pttl(recordKey(prefix, scope, `m${i}`));
+      expect(ttl).toBeGreaterThan(leaseMs + retainMs - 1_000);
+      expect(ttl).toBeLessThanOrEqual(leaseMs + retainMs);
+    }
+    // Completions with and without a result, two TTLs, in one tick: each keeps its own.
+    const beforeCompletions = mixed.stats().scriptCalls;
+    const outcomes = await Promise.all(
+      claims.map((claim, i) =>
+        claim.status === 'claimed'
+          ? mixed.complete({
+              scope,
+              requestId: `m${i}`,
+              token: claim.token,
+              ttlMs: i < 2 ? 60_000 : 120_000,
+              ...(i % 2 === 0 ? { result: `r${i}` } : {}),
+            })
+          : Promise.reject(new Error(`m${i} was ${claim.status}`)),
+      ),
+    );
+    expect(outcomes).toEqual(['ok', 'ok', 'ok', 'ok']);
+    // Four sets of (TTL, result or not): four calls.
+    expect(mixed.stats().scriptCalls - beforeCompletions).toBe(4);
+    for (const i of [0, 1, 2, 3]) {
+      const again = await mixed.claim({ scope, requestId: `m${i}`, ...LEASE });
+      expect(again).toMatchObject({ status: 'duplicate' });
+      expect(again.status === 'duplicate' ? again.result : 'none').toBe(
+        i % 2 === 0 ? `r${i}` : undefined,
+      );
+      const ttl = await client.pttl(recordKey(prefix, scope, `m${i}`));
+      expect(ttl).toBeGreaterThan((i < 2 ? 60_000 : 120_000) - 5_000);
+      expect(ttl).toBeLessThanOrEqual(i < 2 ? 60_000 : 120_000);
+    }
+    await mixed.close();
+  });
+
   it('without coalescing, sends every operation as a call of its own, all at once', async () => {
     const plain = redisStore({ client, prefix: uniquePrefix(), coalesce: false });
     const inFlight = watchScriptCalls(client);
