@@ -2,9 +2,9 @@ import {
   DeadLetterHeaders,
   type Delivery,
   type IncomingMessage,
+  OnceSettlement,
   type RejectOptions,
   type RetryOptions,
-  settledDelivery,
 } from '@idemq/core';
 import type { ConsumeMessage, Options } from 'amqplib';
 import type { ChannelAcks } from './acks.js';
@@ -19,29 +19,21 @@ export interface DeliveryChannel {
   readonly acks: ChannelAcks;
   /** False once the channel closed (or its connection did): the broker took the message back. */
   readonly open: boolean;
+  /** Its deliveries not settled yet; a delivery leaves once its settlement is under way. */
+  readonly unsettled: Set<RabbitmqDelivery>;
 }
 
-/** What a delivery needs to know about where it came from. */
+/** What every delivery of one subscription shares. */
 export interface DeliveryContext {
-  source: string;
-  names: SubscriptionTopology;
-  topology: Topology;
-  /** Called once the delivery is settled, whatever the outcome. */
-  onSettled: (delivery: RabbitmqDelivery) => void;
-}
-
-/** A delivery as the engine sees it, plus what the subscription itself needs. */
-export interface RabbitmqDelivery extends Delivery {
-  /** Give back without counting an attempt; `false` when already settled. */
-  giveBack(): Promise<boolean>;
-  /** Re-delay a copy whose not-before time has not come, never handing it out. */
-  postpone(delayMs: number): Promise<boolean>;
+  readonly source: string;
+  readonly topology: Topology;
 }
 
 /**
- * Maps the settlement verbs onto the delivering channel, through core's `settleOnce` (first verb
- * wins, later ones resolve `false` without reaching the broker: a second ack of one delivery tag
- * would close the channel with 406 PRECONDITION_FAILED).
+ * Maps the settlement verbs onto the delivering channel, settled once through core's
+ * `OnceSettlement` (first verb wins, later ones resolve `false` without reaching the broker: a
+ * second ack of one delivery tag would close the channel with 406 PRECONDITION_FAILED). One
+ * object per message, its verbs on the prototype.
  *
  * - ack: `basic.ack`, batched per event-loop turn (`ChannelAcks`: one `multiple` ack for a run).
  * - retry: a copy with attempt + 1 is published (confirmed) to the source queue — through a TTL
@@ -56,55 +48,137 @@ export interface RabbitmqDelivery extends Delivery {
  * - When a copy cannot be published the original is requeued (`basic.nack`), never dropped,
  *   and the verb rejects with the cause.
  */
-export function createDelivery(
-  message: ConsumeMessage,
-  incoming: IncomingMessage,
-  on: DeliveryChannel,
-  context: DeliveryContext,
-): RabbitmqDelivery {
-  const { names, topology } = context;
-  let done = false;
-  const finish = () => {
-    if (done) return;
-    done = true;
-    context.onSettled(delivery);
-  };
+export class RabbitmqDelivery extends OnceSettlement implements Delivery {
+  /** Left the channel's unsettled set. */
+  private done = false;
+
+  constructor(
+    private readonly original: ConsumeMessage,
+    readonly message: IncomingMessage,
+    private readonly on: DeliveryChannel,
+    /** The queues of the subscription when the message arrived. */
+    private readonly names: SubscriptionTopology,
+    private readonly context: DeliveryContext,
+  ) {
+    super();
+  }
+
+  /** Give back without counting an attempt; `false` when already settled. */
+  giveBack(): Promise<boolean> {
+    return this.release();
+  }
+
+  /** Re-delay a copy whose not-before time has not come, never handing it out. */
+  postpone(delayMs: number): Promise<boolean> {
+    return this.retry({ delayMs, [POSTPONE]: true } as RetryOptions);
+  }
+
+  protected isValid(): boolean {
+    return this.on.open;
+  }
+
+  protected async brokerAck(): Promise<boolean> {
+    try {
+      await this.on.acks.ack(this.original);
+    } finally {
+      this.finish();
+    }
+    return true;
+  }
+
+  protected async brokerRetry(options: RetryOptions & { [POSTPONE]?: true }): Promise<boolean> {
+    const delayMs = Math.max(0, options.delayMs ?? 0);
+    if (!options[POSTPONE]) {
+      await this.requeueCopy(this.message.attempt + 1, delayMs);
+      return true;
+    }
+    // A hop of a long delay: not an attempt, and the not-before time stays.
+    const headers = this.original.properties.headers ?? {};
+    await this.requeueCopy(
+      stampedAttempt(headers[InternalHeaders.attempt]),
+      delayMs,
+      Number(headers[InternalHeaders.notBefore]),
+    );
+    return true;
+  }
+
+  protected async brokerRelease(): Promise<boolean> {
+    await this.requeueCopy(this.message.attempt, 0);
+    return true;
+  }
+
+  protected async brokerReject({ reason, code, attempts }: RejectOptions): Promise<boolean> {
+    await this.replaceWith(
+      this.names.deadLetterExchange,
+      '',
+      copyOptions(this.original, {
+        set: {
+          [DeadLetterHeaders.reason]: capText(reason),
+          [DeadLetterHeaders.code]: code ?? '',
+          [DeadLetterHeaders.attempts]: String(attempts ?? this.message.attempt),
+          [DeadLetterHeaders.source]: this.context.source,
+        },
+        // A dead letter starts a life of its own: attempt 1 on its destination.
+        drop: [InternalHeaders.attempt, InternalHeaders.notBefore],
+      }),
+    );
+    return true;
+  }
+
+  /** RabbitMQ has no per-delivery lease to extend (`consumer_timeout` is per channel). */
+  protected async brokerExtendLease(): Promise<boolean> {
+    return true;
+  }
+
+  private finish(): void {
+    if (this.done) return;
+    this.done = true;
+    this.on.unsettled.delete(this);
+  }
 
   /** No confirmed copy: hand the original back rather than lose it or hold it forever. */
-  const requeueOriginal = () => on.acks.requeue(message);
+  private requeueOriginal(): void {
+    this.on.acks.requeue(this.original);
+  }
 
   /** Publishes a copy and acks the original once the copy is confirmed. */
-  const replaceWith = async (exchange: string, routingKey: string, options: Options.Publish) => {
+  private async replaceWith(
+    exchange: string,
+    routingKey: string,
+    options: Options.Publish,
+  ): Promise<void> {
     try {
-      await on.tracker.publish(exchange, routingKey, message.content, options);
+      await this.on.tracker.publish(exchange, routingKey, this.original.content, options);
     } catch (error) {
-      requeueOriginal();
+      this.requeueOriginal();
       throw error;
     } finally {
-      finish();
+      this.finish();
     }
     // A channel gone after the confirm gives the original back too: the copy stands, and the
     // original is a duplicate that idempotency absorbs.
-    await on.acks.ack(message).catch(() => undefined);
-  };
+    await this.on.acks.ack(this.original).catch(() => undefined);
+  }
 
   /** A copy back into the source queue, straight or through the tier queue of `delayMs`. */
-  const requeueCopy = async (attempt: number, delayMs: number, notBefore?: number) => {
-    let target = names.queue;
+  private async requeueCopy(attempt: number, delayMs: number, notBefore?: number): Promise<void> {
+    let target = this.names.queue;
     let deadline = notBefore;
     if (delayMs > 0) {
-      const tier = await topology.retryTier(names.queue, delayMs).catch((error: unknown) => {
-        requeueOriginal();
-        finish();
-        throw error;
-      });
+      const tier = await this.context.topology
+        .retryTier(this.names.queue, delayMs)
+        .catch((error: unknown) => {
+          this.requeueOriginal();
+          this.finish();
+          throw error;
+        });
       target = tier.queue;
       if (tier.hop) deadline ??= Date.now() + delayMs;
     }
-    await replaceWith(
+    await this.replaceWith(
       '',
       target,
-      copyOptions(message, {
+      copyOptions(this.original, {
         set: {
           [InternalHeaders.attempt]: attempt,
           ...(deadline === undefined ? {} : { [InternalHeaders.notBefore]: deadline }),
@@ -112,53 +186,7 @@ export function createDelivery(
         drop: deadline === undefined ? [InternalHeaders.notBefore] : [],
       }),
     );
-  };
-
-  const settled = settledDelivery(incoming, {
-    isValid: () => on.open,
-    ack: async () => {
-      try {
-        await on.acks.ack(message);
-      } finally {
-        finish();
-      }
-    },
-    retry: (options: RetryOptions & { [POSTPONE]?: true }) => {
-      const delayMs = Math.max(0, options.delayMs ?? 0);
-      if (!options[POSTPONE]) return requeueCopy(incoming.attempt + 1, delayMs);
-      // A hop of a long delay: not an attempt, and the not-before time stays.
-      const headers = message.properties.headers ?? {};
-      return requeueCopy(
-        stampedAttempt(headers[InternalHeaders.attempt]),
-        delayMs,
-        Number(headers[InternalHeaders.notBefore]),
-      );
-    },
-    release: () => requeueCopy(incoming.attempt, 0),
-    reject: ({ reason, code, attempts }: RejectOptions) =>
-      replaceWith(
-        names.deadLetterExchange,
-        '',
-        copyOptions(message, {
-          set: {
-            [DeadLetterHeaders.reason]: capText(reason),
-            [DeadLetterHeaders.code]: code ?? '',
-            [DeadLetterHeaders.attempts]: String(attempts ?? incoming.attempt),
-            [DeadLetterHeaders.source]: context.source,
-          },
-          // A dead letter starts a life of its own: attempt 1 on its destination.
-          drop: [InternalHeaders.attempt, InternalHeaders.notBefore],
-        }),
-      ),
-    // RabbitMQ has no per-delivery lease to extend (`consumer_timeout` is per channel).
-    extendLease: async () => {},
-  });
-
-  const delivery: RabbitmqDelivery = Object.assign(settled, {
-    giveBack: () => settled.release(),
-    postpone: (delayMs: number) => settled.retry({ delayMs, [POSTPONE]: true } as RetryOptions),
-  });
-  return delivery;
+  }
 }
 
 /** Marks a retry as a postponement (internal: never set by the engine). */

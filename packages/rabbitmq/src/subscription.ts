@@ -3,7 +3,7 @@ import type { ConsumeMessage } from 'amqplib';
 import { ChannelAcks } from './acks.js';
 import { ConfirmTracker } from './confirms.js';
 import { type Connector, isConnectionLoss, reconnectDelayMs } from './connection.js';
-import { createDelivery, type DeliveryChannel, type RabbitmqDelivery } from './delivery.js';
+import { type DeliveryChannel, type DeliveryContext, RabbitmqDelivery } from './delivery.js';
 import { describeAmqpError } from './errors.js';
 import { InternalHeaders, toIncoming } from './headers.js';
 import { DEFAULT_GROUP, type ResolvedOptions } from './options.js';
@@ -13,7 +13,6 @@ import type { SubscriptionTopology, Topology } from './topology.js';
 interface ConsumerChannel extends DeliveryChannel {
   open: boolean;
   consumerTag: string | undefined;
-  readonly unsettled: Set<RabbitmqDelivery>;
 }
 
 export interface SubscriptionContext {
@@ -46,12 +45,15 @@ export class RabbitmqSubscription implements Subscription {
   private wake: (() => void) | undefined;
   private releaseHold: (() => void) | undefined;
   private readonly group: string;
+  /** What every delivery of this subscription shares. */
+  private readonly deliveryContext: DeliveryContext;
 
   constructor(
     private readonly request: SubscribeRequest,
     private readonly context: SubscriptionContext,
   ) {
     this.group = request.group ?? DEFAULT_GROUP;
+    this.deliveryContext = { source: request.source, topology: context.topology };
   }
 
   /** Declares the topology and starts consuming; resolves once the consumer is registered. */
@@ -207,34 +209,30 @@ export class RabbitmqSubscription implements Subscription {
 
   private deliver(holder: ConsumerChannel, message: ConsumeMessage): void {
     const names = this.names as SubscriptionTopology;
-    const { source } = this.request;
     holder.acks.delivered(message);
-    const incoming = toIncoming(message, source, this.context.settings.queueType);
-    const delivery = createDelivery(message, incoming, holder, {
-      source,
-      names,
-      topology: this.context.topology,
-      onSettled: (settled) => holder.unsettled.delete(settled),
-    });
+    const incoming = toIncoming(message, this.request.source, this.context.settings.queueType);
+    const delivery = new RabbitmqDelivery(message, incoming, holder, names, this.deliveryContext);
     holder.unsettled.add(delivery);
-    const failed = (error: unknown) =>
-      this.context.settings.logger.warn(
-        { source, error: describeAmqpError(error) },
-        'idemq rabbitmq: giving a delivery back failed; the broker redelivers it',
-      );
     if (this.state !== 'starting' && this.state !== 'running') {
       // Arrived between stop() and the broker's cancel-ok: never handed out, given back free.
-      delivery.giveBack().catch(failed);
+      delivery.giveBack().catch((error: unknown) => this.giveBackFailed(error));
       return;
     }
     const notBefore = Number(message.properties.headers?.[InternalHeaders.notBefore]);
     const waitMs = Number.isFinite(notBefore) ? notBefore - Date.now() : 0;
     if (waitMs > 0) {
       // A delay longer than the largest tier: another hop, unseen by the consumer.
-      delivery.postpone(waitMs).catch(failed);
+      delivery.postpone(waitMs).catch((error: unknown) => this.giveBackFailed(error));
       return;
     }
     this.request.onDelivery(delivery);
+  }
+
+  private giveBackFailed(error: unknown): void {
+    this.context.settings.logger.warn(
+      { source: this.request.source, error: describeAmqpError(error) },
+      'idemq rabbitmq: giving a delivery back failed; the broker redelivers it',
+    );
   }
 
   /** The broker cancelled the consumer (queue deleted, its node down): consume again. */
