@@ -111,10 +111,10 @@ describe('redisStore on standalone Redis', () => {
     const leases = [
       { leaseMs: 3_000, retainMs: 1_000 },
       { leaseMs: 6_000, retainMs: 2_000 },
-    ];
+    ] as const;
     const before = mixed.stats().scriptCalls;
     const claims = await Promise.all(
-      [0, 1, 2, 3].map((i) => mixed.claim({ scope, requestId: `m${i}`, ...leases[i % 2] })),
+      [0, 1, 2, 3].map((i) => mixed.claim({ scope, requestId: `m${i}`, ...leases[i % 2 ? 1 : 0] })),
     );
     // One call per distinct lease (the coalescing lane is the script and its shared arguments).
     expect(mixed.stats().scriptCalls - before).toBe(2);
@@ -122,7 +122,7 @@ describe('redisStore on standalone Redis', () => {
       [0, 1, 2, 3].map((i) => mixed.inspect({ scope, requestId: `m${i}` })),
     );
     for (const [i, record] of records.entries()) {
-      const { leaseMs, retainMs } = leases[i % 2] as (typeof leases)[number];
+      const { leaseMs, retainMs } = leases[i % 2 ? 1 : 0];
       expect(record?.state).toBe('IN_PROGRESS');
       const leaseLeft = (record?.leaseExpiresAt ?? 0) - Date.now();
       expect(leaseLeft).toBeGreaterThan(leaseMs - 1_000);

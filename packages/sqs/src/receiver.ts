@@ -1,12 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { type Message, ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import type {
-  Health,
-  Logger,
-  RejectOptions,
-  SubscribeRequest,
-  Subscription,
-} from '@idemq/core';
+import type { Health, Logger, RejectOptions, SubscribeRequest, Subscription } from '@idemq/core';
 import type { DeleteBatcher } from './deleteBatcher.js';
 import {
   type DeliveryContext,
