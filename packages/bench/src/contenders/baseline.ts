@@ -19,15 +19,29 @@ export async function baselineContender(setup: ContenderSetup): Promise<Contende
     sent,
     keyPatterns: [`${globEscape(setup.namespace)}:*`],
     async handle(message) {
-      const key = message.requestId;
-      const claimed = await client.set(key, '1', 'PX', RETENTION.leaseMs, 'NX');
-      if (claimed !== 'OK') return 'duplicate';
-      setup.handler();
-      await client.set(key, 'done', 'PX', RETENTION.completedTtlMs);
-      return 'processed';
+      const ran = await setNxGuarded(client, message.requestId, setup.handler);
+      return ran ? 'processed' : 'duplicate';
     },
     async close() {
       await client.quit();
     },
   };
+}
+
+/**
+ * The hand-written idempotency around one message: `SET key 1 NX PX lease`, `handler`, then
+ * `SET key done PX ttl`. False, without running `handler`, when the key was set before. Shared
+ * by the store benchmark's baseline and the consumer benchmark's hand-written consumer.
+ */
+export async function setNxGuarded(
+  client: Redis,
+  key: string,
+  handler: () => Promise<void> | void,
+): Promise<boolean> {
+  if ((await client.set(key, '1', 'PX', RETENTION.leaseMs, 'NX')) !== 'OK') return false;
+  // Awaited only when it is async: an await of a plain call would add a turn to the baseline.
+  const running = handler();
+  if (running) await running;
+  await client.set(key, 'done', 'PX', RETENTION.completedTtlMs);
+  return true;
 }

@@ -1,3 +1,4 @@
+import { setNxGuarded } from '../contenders/baseline.js';
 import { type HandlerTally, noop } from './consumerKit.js';
 import { RedisRoundMeter } from './redisRound.js';
 import type { ConsumeResult, ConsumerInit } from './types.js';
@@ -29,10 +30,7 @@ export class HandRolledGuard {
 
   /** Runs `handler` unless `requestId` was claimed before. */
   async run(requestId: string, handler: () => Promise<void>): Promise<void> {
-    const key = `${this.prefix}:${requestId}`;
-    if ((await this.redis.client.set(key, '1', 'PX', 40_000, 'NX')) === null) return;
-    await handler();
-    await this.redis.client.set(key, 'done', 'PX', 86_400_000);
+    await setNxGuarded(this.redis.client, `${this.prefix}:${requestId}`, handler);
   }
 
   /** Starts counting a round's commands and the server's CPU; call before the round's clock. */
