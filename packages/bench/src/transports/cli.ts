@@ -17,7 +17,11 @@ import {
   transportNamespace,
 } from './run.js';
 import {
+  CONSUMERS,
+  type ConsumerName,
+  DEFAULT_CONSUMERS,
   type Endpoints,
+  isConsumerName,
   isTransportName,
   TRANSPORTS,
   TRANSPORTS_COMMAND,
@@ -40,6 +44,9 @@ the ratio, Redis round trips per message, CPU and RSS. Default: every transport,
   --queue-type <type>         rabbitmq: quorum or classic (default ${D.queueType}, as rabbitmq())
   --partitions <n>            kafka: partitions per topic (default ${D.partitions})
   --warmup <n>                unmeasured messages per consumer first (default ${D.warmupMessages})
+  --consumers <list>          some of ${CONSUMERS.join(', ')} (default ${DEFAULT_CONSUMERS.join(',')}); raw always runs.
+                              Floors, to locate a gap: store = raw + redisStore claim and complete
+                              (no engine, no adapter); claim = raw + redisStore claim only
   --quick                     ${D.quickMessages} messages (${D.quickSequentialMessages} at concurrency 1), ${D.quickRuns} run (a smoke test)
   --json <file>               write the full reports (every round) as JSON
   --doc <file>                fill each transport's block of a Markdown file (docs/performance.md)
@@ -76,6 +83,7 @@ export function parseTransportsCli(argv: string[]): TransportsCliOptions | 'help
       'queue-type': { type: 'string' },
       partitions: { type: 'string' },
       warmup: { type: 'string' },
+      consumers: { type: 'string' },
       quick: { type: 'boolean', default: false },
       json: { type: 'string' },
       doc: { type: 'string' },
@@ -125,6 +133,12 @@ export function parseTransportsCli(argv: string[]): TransportsCliOptions | 'help
     Math.min(quick ? D.quickSequentialMessages : D.warmupMessages, messages),
     0,
   );
+  const consumers: ConsumerName[] = ['raw'];
+  for (const name of (values.consumers?.split(',') ?? DEFAULT_CONSUMERS).map((c) => c.trim())) {
+    if (!isConsumerName(name)) {
+      problems.push(`unknown consumer ${JSON.stringify(name)} (known: ${CONSUMERS.join(', ')})`);
+    } else if (!consumers.includes(name)) consumers.push(name);
+  }
   if (problems.length > 0) throw new Error(`${problems.join('\n')}\n\n${TRANSPORTS_USAGE}`);
   const settings: TransportSettings = {
     queueType: queueType as TransportSettings['queueType'],
@@ -138,6 +152,7 @@ export function parseTransportsCli(argv: string[]): TransportsCliOptions | 'help
       messages,
       sequentialMessages,
       runs,
+      consumers,
       warmupMessages,
       isolation: values.inline ? 'inline' : 'process',
       stallTimeoutMs: D.stallTimeoutMs,

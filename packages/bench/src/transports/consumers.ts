@@ -1,5 +1,6 @@
-import { HandRolledGuard } from './handRolled.js';
+import { HandRolledGuard, type RawGuard } from './handRolled.js';
 import { type ConsumerSession, IdemqConsumer } from './idemqConsumer.js';
+import { StoreGuard } from './storeGuard.js';
 import type { ConsumerInit } from './types.js';
 
 /**
@@ -10,21 +11,32 @@ export async function openConsumer(init: ConsumerInit): Promise<ConsumerSession>
   switch (init.transport) {
     case 'rabbitmq': {
       const { RawAmqpConsumer, idemqTransport } = await import('./rabbitmq/consumer.js');
-      if (init.consumer === 'raw') return RawAmqpConsumer.open(init);
-      if (init.consumer === 'hand') return RawAmqpConsumer.open(init, HandRolledGuard.open(init));
-      return IdemqConsumer.open(init, idemqTransport(init));
+      if (init.consumer === 'idemq') return IdemqConsumer.open(init, idemqTransport(init));
+      return RawAmqpConsumer.open(init, guardOf(init));
     }
     case 'kafka': {
       const { RawKafkaConsumer, idemqTransport } = await import('./kafka/consumer.js');
-      if (init.consumer === 'raw') return RawKafkaConsumer.open(init);
-      if (init.consumer === 'hand') return RawKafkaConsumer.open(init, HandRolledGuard.open(init));
-      return IdemqConsumer.open(init, idemqTransport(init));
+      if (init.consumer === 'idemq') return IdemqConsumer.open(init, idemqTransport(init));
+      return RawKafkaConsumer.open(init, guardOf(init));
     }
     case 'sqs': {
       const { RawSqsConsumer, idemqTransport } = await import('./sqs/consumer.js');
-      if (init.consumer === 'raw') return RawSqsConsumer.open(init);
-      if (init.consumer === 'hand') return RawSqsConsumer.open(init, HandRolledGuard.open(init));
-      return IdemqConsumer.open(init, idemqTransport(init));
+      if (init.consumer === 'idemq') return IdemqConsumer.open(init, idemqTransport(init));
+      return RawSqsConsumer.open(init, guardOf(init));
     }
+  }
+}
+
+/** What wraps a raw consumer's handler: nothing (raw), hand-written SET NX, or idemq's store. */
+function guardOf(init: ConsumerInit): RawGuard | undefined {
+  switch (init.consumer) {
+    case 'hand':
+      return HandRolledGuard.open(init);
+    case 'store':
+      return StoreGuard.open(init, { completes: true });
+    case 'claim':
+      return StoreGuard.open(init, { completes: false });
+    default:
+      return undefined;
   }
 }

@@ -9,6 +9,19 @@ export type GuardFigures = Pick<
   'storeRoundTrips' | 'redisCommands' | 'redisCpuMicros' | 'keysDeleted'
 >;
 
+/** Idempotency around a raw consumer's handler: hand-written, or idemq's store alone. */
+export interface RawGuard {
+  /** Runs `handler` unless `requestId` was claimed before. */
+  run(requestId: string, handler: () => Promise<void>): Promise<void>;
+  /** Starts counting a round's commands and the server's CPU; call before the round's clock. */
+  startRound(): Promise<void>;
+  /** The round's last message is settled: stops the server's CPU count. */
+  settled(): Promise<void>;
+  /** The round's round trips, commands and server CPU, then its keys deleted. */
+  endRound(): Promise<GuardFigures>;
+  close(): Promise<void>;
+}
+
 /**
  * The idempotency a user would write by hand around a raw consumer, as the store benchmark's
  * baseline does: `SET key 1 NX PX 40000`, the handler, `SET key done PX 86400000`; a message
@@ -17,7 +30,7 @@ export type GuardFigures = Pick<
  * idempotency most hand-rolled consumers have, so its rate shows what the simplest way of
  * claiming and completing every message in Redis costs on this machine.
  */
-export class HandRolledGuard {
+export class HandRolledGuard implements RawGuard {
   private constructor(
     private readonly redis: RedisRoundMeter,
     private readonly prefix: string,
@@ -62,7 +75,7 @@ export function handleRaw(
   tally: HandlerTally,
   requestId: string,
   body: unknown,
-  guard: HandRolledGuard | undefined,
+  guard: RawGuard | undefined,
 ): Promise<void> {
   if (!guard) {
     tally.add(requestId);

@@ -59,6 +59,16 @@ describe('parseTransportsCli', () => {
       1_000, 200, 1,
     ]);
     expect(parseTransportsCli(['--help'])).toBe('help');
+    expect(defaults.common.consumers).toEqual(['raw', 'hand', 'idemq']);
+  });
+
+  it('takes the consumers to compare, raw always among them', () => {
+    const options = parseTransportsCli(['--consumers', 'claim, idemq,store,claim']);
+    if (options === 'help') throw new Error('unexpected help');
+    expect(options.common.consumers).toEqual(['raw', 'claim', 'idemq', 'store']);
+    expect(() => parseTransportsCli(['--consumers', 'idemq,fast'])).toThrow(
+      /unknown consumer "fast"/,
+    );
   });
 
   it('takes --prefetch as --concurrency, for every transport given', () => {
@@ -129,6 +139,7 @@ describe('goals and report', () => {
       sequentialMessages: 2_000,
       runs: 3,
       concurrency: [64, 1],
+      consumers: ['raw', 'hand', 'idemq'],
       warmupMessages: 1_000,
       isolation: 'process',
       stallTimeoutMs: 60_000,

@@ -31,6 +31,8 @@ export interface TransportBenchOptions {
   runs: number;
   /** Concurrency values (RabbitMQ: prefetch), each measured on its own. */
   concurrency: number[];
+  /** The consumers compared, raw among them (the ratios' base). @default raw, hand, idemq */
+  consumers: readonly ConsumerName[];
   /** Unmeasured messages each consumer session consumes first (JIT, scripts, connections). */
   warmupMessages: number;
   /** Each consumer in a child process (honest CPU and RSS) or in this process (tests). */
@@ -104,20 +106,20 @@ export interface ConsumerRow {
   messages: number;
   /** Median over rounds. */
   messagesPerSecond: number;
-  /** hand and idemq: median over runs of (this ÷ raw of the same run); raw: undefined. */
+  /** Every consumer but raw: median over runs of (this ÷ raw of the same run); raw: undefined. */
   vsRaw?: number;
   /** Median over rounds of the time until consuming had started (Kafka: the group join). */
   startMs: number;
   /**
-   * Per message, median over rounds: idemq's script calls and round trips (`store.stats()`);
-   * hand's commands (each a round trip).
+   * Per message, median over rounds: idemq's script calls, its and the floors' round trips
+   * (`store.stats()`); hand's commands (each a round trip).
    */
   scriptCallsPerMessage?: number;
   roundTripsPerMessage?: number;
-  /** hand and idemq: Redis commands their client sent per message (last round), by name. */
+  /** Every consumer but raw: Redis commands their client sent per message (last round), by name. */
   commandsPerMessage?: Record<string, number>;
   cpuMicrosPerMessage: number;
-  /** hand and idemq: median over rounds of the Redis server's CPU per message. */
+  /** Every consumer but raw: median over rounds of the Redis server's CPU per message. */
   redisCpuMicrosPerMessage?: number;
   /** Median over rounds of the consumer process's CPU time ÷ the round's time (1 = one core). */
   cpuShare: number;
@@ -215,8 +217,10 @@ async function measureConcurrency(
     concurrency === 1 ? Math.min(options.messages, options.sequentialMessages) : options.messages;
   const warmup = Math.min(messages, options.warmupMessages);
   const sessions = new Map<ConsumerName, ConsumerSession>();
-  const rounds = new Map<ConsumerName, ConsumeResult[]>(CONSUMERS.map((c) => [c, []]));
-  const anomalies = new Map<ConsumerName, string[]>(CONSUMERS.map((c) => [c, []]));
+  // In table order, whatever order they were asked in.
+  const consumers = CONSUMERS.filter((c) => options.consumers.includes(c));
+  const rounds = new Map<ConsumerName, ConsumeResult[]>(consumers.map((c) => [c, []]));
+  const anomalies = new Map<ConsumerName, string[]>(consumers.map((c) => [c, []]));
   const peaks = new Map<ConsumerName, number>();
   const at = `${options.transport} c=${concurrency}`;
 
@@ -248,7 +252,7 @@ async function measureConcurrency(
   };
 
   try {
-    for (const consumer of CONSUMERS) {
+    for (const consumer of consumers) {
       log(`${at} ${consumer}: opening, warm-up ${warmup} messages`);
       const session = await open({
         transport: options.transport,
@@ -262,7 +266,7 @@ async function measureConcurrency(
       if (warmup > 0) await consume(consumer, session, -1);
     }
     for (let run = 0; run < options.runs; run++) {
-      const order = run % 2 === 0 ? [...CONSUMERS] : [...CONSUMERS].reverse();
+      const order = run % 2 === 0 ? [...consumers] : [...consumers].reverse();
       for (const consumer of order) {
         const result = await consume(consumer, sessions.get(consumer) as ConsumerSession, run);
         rounds.get(consumer)?.push(result);
@@ -279,7 +283,7 @@ async function measureConcurrency(
     }
   }
   const raw = rounds.get('raw') ?? [];
-  return CONSUMERS.map((consumer) =>
+  return consumers.map((consumer) =>
     toRow(options.transport, consumer, concurrency, messages, rounds.get(consumer) ?? [], raw, {
       anomalies: anomalies.get(consumer) ?? [],
       peakRssBytes: peaks.get(consumer) ?? Number.NaN,

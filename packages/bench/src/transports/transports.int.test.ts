@@ -11,7 +11,7 @@ import {
   transportKeyPattern,
   transportNamespace,
 } from './run.js';
-import { type Endpoints, TRANSPORTS, type TransportSettings } from './types.js';
+import { CONSUMERS, type Endpoints, TRANSPORTS, type TransportSettings } from './types.js';
 
 const D = TRANSPORT_BENCH_DEFAULTS;
 const settings: TransportSettings = {
@@ -23,8 +23,8 @@ const settings: TransportSettings = {
 /**
  * The consumer benchmark's quick mode on every transport against the real broker and Redis,
  * asserting only what does not depend on the machine: every message consumed exactly once by
- * each consumer, nothing left behind, and idemq's Redis round trips per message. Timing is never
- * asserted here.
+ * each consumer (the floors too), nothing left behind, and the Redis round trips per message.
+ * Timing is never asserted here.
  */
 describe.each(TRANSPORTS)('pnpm bench transports %s --quick', (transport) => {
   const namespace = transportNamespace();
@@ -58,13 +58,14 @@ describe.each(TRANSPORTS)('pnpm bench transports %s --quick', (transport) => {
       sequentialMessages: D.quickSequentialMessages,
       runs: D.quickRuns,
       concurrency,
+      consumers: CONSUMERS,
       warmupMessages: 100,
       isolation: 'inline',
       stallTimeoutMs: D.stallTimeoutMs,
       namespace,
     });
     expect(report.rows.map((r) => `${r.consumer}/${r.concurrency}`)).toEqual(
-      concurrency.flatMap((c) => [`raw/${c}`, `hand/${c}`, `idemq/${c}`]),
+      concurrency.flatMap((c) => CONSUMERS.map((consumer) => `${consumer}/${c}`)),
     );
   });
 
@@ -122,6 +123,26 @@ describe.each(TRANSPORTS)('pnpm bench transports %s --quick', (transport) => {
       expect(hand.roundTripsPerMessage).toBe(2);
       expect(hand.vsRaw).toBeGreaterThan(0);
       expect(row('raw', c).vsRaw).toBeUndefined();
+    }
+  });
+
+  it("gives the floors idemq's store calls: claim and complete, or the claim alone", () => {
+    for (const c of concurrency) {
+      for (const [consumer, perMessage] of [
+        ['store', 2],
+        ['claim', 1],
+      ] as const) {
+        const floor = row(consumer, c);
+        const where = `${consumer} concurrency ${c}`;
+        for (const round of floor.rounds) {
+          expect(Object.keys(round.redisCommands?.byName ?? {}), where).toEqual(['evalsha']);
+          expect(round.redisCommands?.total, where).toBe(round.storeRoundTrips);
+        }
+        // One message at a time, nothing to coalesce.
+        if (c === 1) expect(floor.roundTripsPerMessage, where).toBe(perMessage);
+        else expect(floor.roundTripsPerMessage, where).toBeLessThan(perMessage);
+        expect(floor.vsRaw, where).toBeGreaterThan(0);
+      }
     }
   });
 

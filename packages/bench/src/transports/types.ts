@@ -12,28 +12,45 @@ export function isTransportName(name: string): name is TransportName {
 }
 
 /**
- * The consumers compared on one transport, in table order: the raw client library, the same
- * raw consumer with hand-written `SET NX` idempotency around its handler (`HandRolledGuard`),
- * and idemq.
+ * The consumers a run can compare on one transport, in table order: the raw client library; the
+ * same raw consumer with hand-written `SET NX` idempotency around its handler (`HandRolledGuard`);
+ * two floors, the raw consumer with idemq's store alone around its handler (`StoreGuard`: claim
+ * and complete, or the claim only); and idemq.
  */
-export const CONSUMERS = ['raw', 'hand', 'idemq'] as const;
+export const CONSUMERS = ['raw', 'hand', 'store', 'claim', 'idemq'] as const;
 export type ConsumerName = (typeof CONSUMERS)[number];
+
+/** What a run compares unless told otherwise: the floors are for investigating a gap. */
+export const DEFAULT_CONSUMERS: readonly ConsumerName[] = ['raw', 'hand', 'idemq'];
+
+export function isConsumerName(name: string): name is ConsumerName {
+  return (CONSUMERS as readonly string[]).includes(name);
+}
+
+const STORE_LABEL = '+ redisStore claim / complete (no engine, no adapter)';
+const CLAIM_LABEL = '+ redisStore claim only (no completion)';
 
 /** What each consumer is, per transport (the report's first column). */
 export const CONSUMER_LABEL: Record<TransportName, Record<ConsumerName, string>> = {
   rabbitmq: {
     raw: 'raw amqplib consumer',
     hand: 'raw amqplib consumer + hand-written SET NX / SET',
+    store: `raw amqplib consumer ${STORE_LABEL}`,
+    claim: `raw amqplib consumer ${CLAIM_LABEL}`,
     idemq: 'idemq createConsumer + rabbitmq() + redisStore',
   },
   kafka: {
     raw: 'raw kafkajs eachBatch consumer',
     hand: 'raw kafkajs eachBatch consumer + hand-written SET NX / SET',
+    store: `raw kafkajs eachBatch consumer ${STORE_LABEL}`,
+    claim: `raw kafkajs eachBatch consumer ${CLAIM_LABEL}`,
     idemq: 'idemq createConsumer + kafka() + redisStore',
   },
   sqs: {
     raw: 'raw client-sqs receive/delete loop',
     hand: 'raw client-sqs loop + hand-written SET NX / SET',
+    store: `raw client-sqs loop ${STORE_LABEL}`,
+    claim: `raw client-sqs loop ${CLAIM_LABEL}`,
     idemq: 'idemq createConsumer + sqs() + redisStore',
   },
 };
@@ -98,16 +115,19 @@ export interface ConsumeResult {
   events: Record<string, number>;
   /** idemq: `store.stats()` over the round. */
   scriptCalls?: number;
-  /** idemq: `store.stats()` over the round; hand: its commands (each one round trip). */
+  /**
+   * idemq and the store floors: `store.stats()` over the round; hand: its commands (each one
+   * round trip).
+   */
   storeRoundTrips?: number;
-  /** idemq and hand: commands their ioredis client sent over the round, counted where they leave. */
+  /** Every consumer but raw: its Redis client's commands over the round, counted as they leave. */
   redisCommands?: CommandCounts;
   /**
-   * idemq and hand: CPU the Redis server used over the measured interval (the whole server: on a
-   * shared one, other clients' work counts too).
+   * Every consumer but raw: CPU the Redis server used over the measured interval (the whole
+   * server: on a shared one, other clients' work counts too).
    */
   redisCpuMicros?: number;
-  /** idemq and hand: record keys deleted after the round (one per message expected). */
+  /** Every consumer but raw: record keys deleted after the round (one per message expected). */
   keysDeleted?: number;
   /** User + system CPU of the consuming process over the measured interval. */
   cpuMicros: number;

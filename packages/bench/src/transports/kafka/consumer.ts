@@ -1,6 +1,6 @@
 import { createKafkajs, KafkaHeaders, type KafkaTransport, kafka } from '@idemq/kafka';
 import { noop, RawRound, startRound } from '../consumerKit.js';
-import { type HandRolledGuard, handleRaw } from '../handRolled.js';
+import { handleRaw, type RawGuard } from '../handRolled.js';
 import type { ConsumerSession } from '../idemqConsumer.js';
 import type { ConsumeRequest, ConsumeResult, ConsumerEnd, ConsumerInit } from '../types.js';
 
@@ -43,10 +43,10 @@ export class RawKafkaConsumer implements ConsumerSession {
   private constructor(
     private readonly init: ConsumerInit,
     private readonly client: KafkajsClient,
-    private readonly guard: HandRolledGuard | undefined,
+    private readonly guard: RawGuard | undefined,
   ) {}
 
-  static async open(init: ConsumerInit, guard?: HandRolledGuard): Promise<RawKafkaConsumer> {
+  static async open(init: ConsumerInit, guard?: RawGuard): Promise<RawKafkaConsumer> {
     return new RawKafkaConsumer(
       init,
       createKafkajs({

@@ -1,7 +1,7 @@
 import { type RabbitmqTransport, rabbitmq } from '@idemq/rabbitmq';
 import amqplib, { type ChannelModel, type ConsumeMessage } from 'amqplib';
 import { RawRound, startRound } from '../consumerKit.js';
-import { type HandRolledGuard, handleRaw } from '../handRolled.js';
+import { handleRaw, type RawGuard } from '../handRolled.js';
 import type { ConsumerSession } from '../idemqConsumer.js';
 import type { ConsumeRequest, ConsumeResult, ConsumerEnd, ConsumerInit } from '../types.js';
 
@@ -23,10 +23,10 @@ export class RawAmqpConsumer implements ConsumerSession {
   private constructor(
     private readonly init: ConsumerInit,
     private readonly connection: ChannelModel,
-    private readonly guard: HandRolledGuard | undefined,
+    private readonly guard: RawGuard | undefined,
   ) {}
 
-  static async open(init: ConsumerInit, guard?: HandRolledGuard): Promise<RawAmqpConsumer> {
+  static async open(init: ConsumerInit, guard?: RawGuard): Promise<RawAmqpConsumer> {
     const connection = await amqplib.connect(init.endpoints.amqpUrl, {
       clientProperties: { connection_name: `idemq-bench ${init.consumer}` },
     });

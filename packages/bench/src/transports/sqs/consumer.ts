@@ -7,7 +7,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import { MessageAttributeNames, type SqsTransport, sqs } from '@idemq/sqs';
 import { type HandlerTally, RawRound, startRound } from '../consumerKit.js';
-import { type HandRolledGuard, handleRaw } from '../handRolled.js';
+import { handleRaw, type RawGuard } from '../handRolled.js';
 import type { ConsumerSession } from '../idemqConsumer.js';
 import type { ConsumeRequest, ConsumeResult, ConsumerEnd, ConsumerInit } from '../types.js';
 import { sqsClient, sqsClientConfig } from './client.js';
@@ -45,10 +45,10 @@ export class RawSqsConsumer implements ConsumerSession {
   private constructor(
     private readonly init: ConsumerInit,
     private readonly client: SQSClient,
-    private readonly guard: HandRolledGuard | undefined,
+    private readonly guard: RawGuard | undefined,
   ) {}
 
-  static async open(init: ConsumerInit, guard?: HandRolledGuard): Promise<RawSqsConsumer> {
+  static async open(init: ConsumerInit, guard?: RawGuard): Promise<RawSqsConsumer> {
     return new RawSqsConsumer(init, sqsClient(init.endpoints), guard);
   }
 
