@@ -16,6 +16,7 @@ import { Coalescer } from './Coalescer.js';
 import { decodeClaim, decodeRecord } from './codec.js';
 import { CompletedCache } from './completedCache.js';
 import { storeError, withTimeout } from './errors.js';
+import { HeldKeys } from './heldKeys.js';
 import { OwnerTokens } from './ownerTokens.js';
 import { type RedisClient, ScriptRunner } from './ScriptRunner.js';
 import { CLAIM_REPLY_WIDTH } from './scripts.js';
@@ -169,6 +170,13 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
 
   const keyOf = (id: { scope: string; requestId: string }) =>
     recordKey(prefix, id.scope, id.requestId);
+  const heldKeys = new HeldKeys();
+  /** A held claim's key: hashed at its claim, reused by the operations that follow. */
+  const heldKeyOf = (held: { scope: string; requestId: string; token: string }) =>
+    heldKeys.get(held.token, held.scope, held.requestId) ?? keyOf(held);
+  /** As `heldKeyOf`, for the operation that ends the claim. */
+  const endingKeyOf = (held: { scope: string; requestId: string; token: string }) =>
+    heldKeys.take(held.token, held.scope, held.requestId) ?? keyOf(held);
 
   function assertOpen(): void {
     if (closed) throw new StoreClosedError();
@@ -242,6 +250,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
   ): ClaimOutcome | Promise<ClaimOutcome> {
     const outcome = decodeClaim(fields, token);
     if (outcome.status === 'claimed') {
+      heldKeys.hold(token, request.scope, request.requestId, key);
       if (cache) heldFingerprints.set(key, request.fingerprint);
       return options.durability ? waitForReplicas().then(() => outcome) : outcome;
     }
@@ -300,7 +309,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
 
     async complete(request) {
       assertResultFits(request.result, maxResultBytes);
-      const key = keyOf(request);
+      const key = endingKeyOf(request);
       const outcome = await transition(
         'complete',
         key,
@@ -325,7 +334,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     },
 
     async fail(request) {
-      const key = keyOf(request);
+      const key = endingKeyOf(request);
       heldFingerprints.delete(key);
       const { name, message, code } = request.error;
       return transition(
@@ -337,11 +346,16 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     },
 
     async renew(request) {
-      return transition('renew', keyOf(request), [request.token], renewShared.get(request.leaseMs));
+      return transition(
+        'renew',
+        heldKeyOf(request),
+        [request.token],
+        renewShared.get(request.leaseMs),
+      );
     },
 
     async release(request) {
-      const key = keyOf(request);
+      const key = endingKeyOf(request);
       heldFingerprints.delete(key);
       return transition('release', key, [request.token], releaseShared);
     },

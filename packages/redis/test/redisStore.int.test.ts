@@ -48,6 +48,30 @@ describe('redisStore on standalone Redis', () => {
     expect((await scriptCommandCount(client)) - serverBefore).toBeGreaterThanOrEqual(3);
   });
 
+  it("acts on the record a call names, even with another held claim's token", async () => {
+    const a = await store.claim({ scope, requestId: 'held-a', ...LEASE });
+    const b = await store.claim({ scope, requestId: 'held-b', ...LEASE });
+    if (a.status !== 'claimed' || b.status !== 'claimed') throw new Error('not claimed');
+    // The store remembers each held claim's key by token; a's token names b's record here.
+    const mixed = { scope, requestId: 'held-b', token: a.token };
+    expect(await store.renew({ ...mixed, leaseMs: 5_000 })).toBe('lease-lost');
+    expect(await store.complete({ ...mixed, ttlMs: 60_000 })).toBe('lease-lost');
+    expect(await store.release(mixed)).toBe('lease-lost');
+    expect((await store.inspect({ scope, requestId: 'held-a' }))?.state).toBe('IN_PROGRESS');
+    expect((await store.inspect({ scope, requestId: 'held-b' }))?.state).toBe('IN_PROGRESS');
+    // Each claim still ends with its own token, also after a completion that failed before.
+    expect(await store.renew({ scope, requestId: 'held-a', token: a.token, leaseMs: 5_000 })).toBe(
+      'ok',
+    );
+    expect(
+      await store.complete({ scope, requestId: 'held-a', token: a.token, ttlMs: 60_000 }),
+    ).toBe('ok');
+    expect(await store.release({ scope, requestId: 'held-b', token: b.token })).toBe('ok');
+    expect(
+      await store.complete({ scope, requestId: 'held-a', token: a.token, ttlMs: 60_000 }),
+    ).toBe('lease-lost');
+  });
+
   it('claims a batch of 100 ids in one round trip (calls of ≤ 32 ids, all on the wire at once) with per-id outcomes', async () => {
     const first = await store.claim({ scope, requestId: 'b7', ...LEASE });
     expect(first.status).toBe('claimed');
