@@ -1,4 +1,10 @@
-import type { IncomingMessage } from '@idemq/core';
+import {
+  type Delivery,
+  type IncomingMessage,
+  OnceSettlement,
+  type RejectOptions,
+  type RetryOptions,
+} from '@idemq/core';
 import { readHeaders } from './headers.js';
 import type { LaneMessage, PartitionLane } from './partitionWorker.js';
 
@@ -47,4 +53,71 @@ export function incomingMessage(
     redelivered: message.redelivered || takenOver,
     raw,
   };
+}
+
+/** A message handed out to the consumer, as its subscription tracks it. */
+export interface Handout {
+  readonly lane: PartitionLane;
+  readonly message: LaneMessage;
+  /** `settling`: a dead letter or retry record is being produced; `void`: the lane ended first. */
+  state: 'out' | 'settling' | 'done' | 'void';
+}
+
+/** What a delivery's verbs do, in its subscription: one host per subscription. */
+export interface DeliveryHost {
+  /** Done: its offset may be committed once those before it are. */
+  finish(handout: Handout): void;
+  /** Back to its lane at once. */
+  giveBack(handout: Handout): void;
+  /** Blocking retry (pause, seek back after the delay) or a record on the retry topic. */
+  retry(handout: Handout, options: RetryOptions): Promise<void>;
+  /** A record on the dead-letter topic (acks: -1), then done. */
+  reject(handout: Handout, options: RejectOptions): Promise<void>;
+  /** The fetch loop keeps the group session alive; a heartbeat only notices a rebalance sooner. */
+  heartbeat(): Promise<void>;
+}
+
+/**
+ * A delivery whose verbs go to its subscription, settled once through core's `OnceSettlement`:
+ * one object per message, where a closure per verb cost half a dozen allocations more. Valid
+ * while it is out and its partition still assigned: a revoked partition's deliveries settle
+ * nothing (the new owner gets the messages again, and the store deduplicates them).
+ */
+export class KafkaDelivery extends OnceSettlement implements Delivery {
+  constructor(
+    private readonly host: DeliveryHost,
+    private readonly handout: Handout,
+    readonly message: IncomingMessage,
+  ) {
+    super();
+  }
+
+  protected isValid(): boolean {
+    return this.handout.state === 'out' && this.handout.lane.state === 'active';
+  }
+
+  protected async brokerAck(): Promise<boolean> {
+    this.host.finish(this.handout);
+    return true;
+  }
+
+  protected async brokerRetry(options: RetryOptions): Promise<boolean> {
+    await this.host.retry(this.handout, options);
+    return true;
+  }
+
+  protected async brokerReject(options: RejectOptions): Promise<boolean> {
+    await this.host.reject(this.handout, options);
+    return true;
+  }
+
+  protected async brokerRelease(): Promise<boolean> {
+    this.host.giveBack(this.handout);
+    return true;
+  }
+
+  protected async brokerExtendLease(): Promise<boolean> {
+    await this.host.heartbeat();
+    return true;
+  }
 }

@@ -6,7 +6,6 @@ import type {
   SubscribeRequest,
   Subscription,
 } from '@idemq/core';
-import { settledDelivery } from '@idemq/core';
 import type {
   AdminClient,
   ConsumerClient,
@@ -19,7 +18,7 @@ import type {
 } from './client.js';
 import { Committer } from './committer.js';
 import { deadLetterRecord } from './deadLetter.js';
-import { incomingMessage } from './delivery.js';
+import { type DeliveryHost, type Handout, incomingMessage, KafkaDelivery } from './delivery.js';
 import { type LaneMessage, PartitionLane } from './partitionWorker.js';
 import { type RetryMode, readRetryHeaders, retryRecord } from './retry.js';
 
@@ -47,13 +46,6 @@ export interface SubscriptionDeps {
 }
 
 /** One handed-out message until it is settled. */
-interface Handout {
-  readonly lane: PartitionLane;
-  readonly message: LaneMessage;
-  /** `settling`: a dead letter or retry record is being produced; `void`: the lane ended first. */
-  state: 'out' | 'settling' | 'done' | 'void';
-}
-
 /** The takeover point when the partition's end could not be read: everything may be redelivered. */
 const UNKNOWN_END = 2n ** 63n - 1n;
 
@@ -70,7 +62,7 @@ const UNKNOWN_END = 2n ** 63n - 1n;
  *   was completed;
  * - when the rebalance is announced, what is done is committed under the ending generation.
  */
-export class KafkaSubscription implements Subscription {
+export class KafkaSubscription implements Subscription, DeliveryHost {
   private readonly consumer: ConsumerClient;
   private readonly committer: Committer;
   private readonly lanes = new Map<string, PartitionLane>();
@@ -343,20 +335,10 @@ export class KafkaSubscription implements Subscription {
     const handout: Handout = { lane, message, state: 'out' };
     this.handouts.add(handout);
     this.inFlight += 1;
-    const delivery = settledDelivery(
+    const delivery = new KafkaDelivery(
+      this,
+      handout,
       incomingMessage(lane, message, this.settings.requestIdHeader),
-      {
-        isValid: () => handout.state === 'out' && lane.state === 'active',
-        ack: async () => this.finish(handout),
-        retry: (options) => this.retry(handout, options),
-        reject: (options) => this.reject(handout, options),
-        release: async () => this.giveBack(handout),
-        extendLease: async () => {
-          // The session is kept alive by the fetch loop; a heartbeat now only shortens how long
-          // a rebalance goes unnoticed.
-          await this.consumer.heartbeat().catch(() => undefined);
-        },
-      },
     );
     try {
       this.request.onDelivery(delivery);
@@ -370,21 +352,21 @@ export class KafkaSubscription implements Subscription {
   }
 
   /** The message is done: its offset may be committed once those before it are. */
-  private finish(handout: Handout): void {
+  finish(handout: Handout): void {
     if (!this.free(handout)) return;
     if (handout.lane.complete(handout.message)) this.committer.request(handout.lane);
     this.schedulePump();
   }
 
   /** Back to its lane at once (release, or a failed dead-letter / retry produce). */
-  private giveBack(handout: Handout): void {
+  giveBack(handout: Handout): void {
     if (!this.free(handout)) return;
     handout.message.redelivered = true;
     handout.lane.giveBack(handout.message);
     this.schedulePump();
   }
 
-  private async retry(handout: Handout, options: RetryOptions): Promise<void> {
+  async retry(handout: Handout, options: RetryOptions): Promise<void> {
     const { lane, message } = handout;
     const delayMs = Math.max(0, options.delayMs ?? 0);
     if (this.settings.retryMode === 'topic' && this.settings.retryTopic) {
@@ -399,11 +381,16 @@ export class KafkaSubscription implements Subscription {
     this.schedulePump();
   }
 
-  private reject(handout: Handout, options: RejectOptions): Promise<void> {
+  reject(handout: Handout, options: RejectOptions): Promise<void> {
     const { lane, message } = handout;
     const origin = { topic: lane.topic, partition: lane.partition, offset: message.record.offset };
     const record = deadLetterRecord(message.record, origin, lane.source, options, message.attempt);
     return this.produceThenFinish(handout, this.settings.deadLetterTopic, record);
+  }
+
+  /** Never fails: a heartbeat refused mid-rebalance changes nothing for the delivery. */
+  async heartbeat(): Promise<void> {
+    await this.consumer.heartbeat().catch(() => undefined);
   }
 
   /**
