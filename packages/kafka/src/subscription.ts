@@ -45,7 +45,6 @@ export interface SubscriptionDeps {
   onClosed(subscription: KafkaSubscription): void;
 }
 
-/** One handed-out message until it is settled. */
 /** The takeover point when the partition's end could not be read: everything may be redelivered. */
 const UNKNOWN_END = 2n ** 63n - 1n;
 

@@ -10,13 +10,14 @@ interface Held {
  * failure, renewal, release) reuses it instead of hashing the id a second time. Only a cache:
  * an id that does not match the one claimed under the token, or a token it no longer holds, is
  * hashed again, so a caller mixing tokens up still reaches the record it named (and is refused
- * there). A claim that never ends (its completion failed for good) stays until the map reaches
- * `limit` entries, which empties it.
+ * there). A claim that never ends (its completion failed for good, or a caller of the store that
+ * claims and walks away) stays until the map reaches `limit` entries, which empties it: at most
+ * a few MB, and far more claims than one process keeps in flight.
  */
 export class HeldKeys {
   private readonly byToken = new Map<string, Held>();
 
-  constructor(private readonly limit = 100_000) {}
+  constructor(private readonly limit = 10_000) {}
 
   hold(token: string, scope: string, requestId: string, key: string): void {
     if (this.byToken.size >= this.limit) this.byToken.clear();
