@@ -88,7 +88,7 @@ export class Coalescer {
     shared: SharedArgs,
   ) {
     return new Promise<unknown[]>((resolve, reject) => {
-      const laneId = this.options.perSlot ? `${shared.id}#${keySlot(key)}` : shared.id;
+      const laneId = this.callGroup(shared, key);
       let lane = this.lanes.get(laneId);
       if (!lane) {
         lane = { shared, sending: 0, scheduled: false, queue: [] };
@@ -98,6 +98,11 @@ export class Coalescer {
       lane.queue.push({ key, args, resolve, reject, deadline });
       this.schedule(script, width, lane);
     });
+  }
+
+  /** Operations that may share a call: same script and shared arguments (and Cluster slot). */
+  private callGroup(shared: SharedArgs, key: string): string {
+    return this.options.perSlot ? `${shared.id}#${keySlot(key)}` : shared.id;
   }
 
   /**
@@ -126,9 +131,7 @@ export class Coalescer {
   ): Promise<unknown[][]> {
     const groups = new Map<string, { shared: SharedArgs; indexes: number[] }>();
     entries.forEach((entry, index) => {
-      const id = this.options.perSlot
-        ? `${entry.shared.id}#${keySlot(entry.key)}`
-        : entry.shared.id;
+      const id = this.callGroup(entry.shared, entry.key);
       let group = groups.get(id);
       if (!group) {
         group = { shared: entry.shared, indexes: [] };
