@@ -1,13 +1,12 @@
+import { IDEMPOTENCY_DEFAULTS } from '@idemq/core';
 import { redisStore } from '@idemq/redis';
 import type { GuardFigures, RawGuard } from './handRolled.js';
 import { RedisRoundMeter } from './redisRound.js';
 import type { ConsumerInit } from './types.js';
 
-/** The settings idemq's consumer runs with by default, so the floors do the same store work. */
 const SCOPE = 'bench';
-const LEASE_MS = 40_000;
-const FAILED_TTL_MS = 86_400_000;
-const COMPLETED_TTL_MS = 86_400_000;
+/** The settings idemq's consumer runs with by default, so the floors do the same store work. */
+const { leaseMs, failedTtlMs, completedTtlMs } = IDEMPOTENCY_DEFAULTS;
 
 /**
  * idemq's Redis store alone around a raw consumer's handler: `store.claim`, the handler, then
@@ -37,8 +36,8 @@ export class StoreGuard implements RawGuard {
     const claim = await this.store.claim({
       scope: SCOPE,
       requestId,
-      leaseMs: LEASE_MS,
-      retainMs: FAILED_TTL_MS,
+      leaseMs,
+      retainMs: failedTtlMs,
     });
     if (claim.status !== 'claimed') return;
     await handler();
@@ -47,7 +46,7 @@ export class StoreGuard implements RawGuard {
       scope: SCOPE,
       requestId,
       token: claim.token,
-      ttlMs: COMPLETED_TTL_MS,
+      ttlMs: completedTtlMs,
     });
   }
 
