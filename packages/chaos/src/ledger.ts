@@ -56,6 +56,21 @@ export const Counters = {
 } as const;
 export type CounterName = (typeof Counters)[keyof typeof Counters];
 
+/**
+ * Settlements that send a message round again (`store-error`, `in-progress`, `retry`,
+ * `lease-lost`), counted per id, so a lost id's trace tells a copy that never came back from
+ * one that kept coming back.
+ */
+export const TRAIL_EVENTS = ['store-error', 'in-progress', 'retry', 'lease-lost'] as const;
+export type TrailEvent = (typeof TRAIL_EVENTS)[number];
+
+/** What the consumers reported for one id, besides its executions. */
+export interface IdTrail {
+  counts: Partial<Record<TrailEvent, number>>;
+  /** The last of those events: its kind, worker and time (epoch ms). */
+  last: { event: TrailEvent; worker: string; at: number } | undefined;
+}
+
 /** One dead letter as read back from the dead-letter destination. */
 export interface DeadLetterEntry {
   requestId: string | undefined;
@@ -137,6 +152,37 @@ export class Ledger {
     return ids.filter((id) => !done.has(id));
   }
 
+  /** A consumer sent `requestId` round again (see `TRAIL_EVENTS`). */
+  async noteTrail(requestId: string, event: TrailEvent, worker: string): Promise<void> {
+    await this.redis
+      .multi()
+      .hincrby(this.key(`trail:${event}`), requestId, 1)
+      .hset(this.key('trail:last'), requestId, `${event}|${worker}|${Date.now()}`)
+      .exec();
+  }
+
+  /** The trail of each of `ids` (read only for the ids a failed run reports). */
+  async trails(ids: readonly string[]): Promise<Map<string, IdTrail>> {
+    const trails = new Map<string, IdTrail>();
+    if (ids.length === 0) return trails;
+    const counts = await Promise.all(
+      TRAIL_EVENTS.map((event) => this.redis.hmget(this.key(`trail:${event}`), ...ids)),
+    );
+    const last = await this.redis.hmget(this.key('trail:last'), ...ids);
+    ids.forEach((id, i) => {
+      const trail: IdTrail = { counts: {}, last: undefined };
+      TRAIL_EVENTS.forEach((event, e) => {
+        const count = Number(counts[e]?.[i] ?? 0);
+        if (count > 0) trail.counts[event] = count;
+      });
+      const [event, worker, at] = (last[i] ?? '').split('|');
+      if (event && worker && at)
+        trail.last = { event: event as TrailEvent, worker, at: Number(at) };
+      trails.set(id, trail);
+    });
+    return trails;
+  }
+
   async bump(counter: CounterName, by = 1): Promise<void> {
     await this.redis.hincrby(this.key('counters'), counter, by);
   }
@@ -197,6 +243,8 @@ export class Ledger {
       'counters',
       'deadLetters',
       'unclaimed',
+      'trail:last',
+      ...TRAIL_EVENTS.map((event) => `trail:${event}`),
     ];
     await this.redis.del(...names.map((name) => this.key(name)));
   }

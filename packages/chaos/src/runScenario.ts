@@ -12,7 +12,7 @@ import { Redis } from 'ioredis';
 import { type AuditReport, audit } from './audit.js';
 import { faultSequence } from './faults.js';
 import type { FiguresRow } from './figures.js';
-import { Ledger, type LedgerSnapshot } from './ledger.js';
+import { type IdTrail, Ledger, type LedgerSnapshot } from './ledger.js';
 import { planPublishing, publishAll } from './publisher.js';
 import type { Scenario } from './scenarios.js';
 import { STORE_PROFILE, type StoreServer } from './storeServer.js';
@@ -189,7 +189,10 @@ export async function runScenario(options: RunOptions): Promise<RunResult> {
       snapshot,
       completedInStore,
     );
-    if (!report.ok) failures.push(describeFailures(report, snapshot, storeOnly));
+    if (!report.ok) {
+      const trails = await ledger.trails(report.lost.slice(0, LOST_TRACED));
+      failures.push(describeFailures(report, snapshot, storeOnly, trails));
+    }
     const untimed = await keysWithoutTtl(storeServer.url, storePrefix);
     if (untimed > 0) failures.push(`${untimed} store keys without a TTL`);
     failures.push(...(scenario.check?.(report, snapshot.counters) ?? []));
@@ -288,10 +291,14 @@ async function keysWithoutTtl(storeUrl: string, prefix: string): Promise<number>
   return count;
 }
 
+/** Lost ids a failure report traces one by one. */
+const LOST_TRACED = 5;
+
 function describeFailures(
   report: AuditReport,
   snapshot: LedgerSnapshot,
   storeOnly: ReadonlyMap<string, IdempotencyRecord | undefined>,
+  trails: ReadonlyMap<string, IdTrail>,
 ): string {
   const sample = (ids: string[]) => ids.slice(0, 5).join(', ');
   // What a lost id left behind, so that a failure in CI can be told from a harness mistake.
@@ -304,11 +311,12 @@ function describeFailures(
         : 'no record';
     return `${id}: ${snapshot.executions.get(id) ?? 0} executions, effect ${
       snapshot.effects.has(id) ? 'applied' : 'missing'
-    }, store ${stored}`;
+    }, store ${stored}, ${describeTrail(trails.get(id))}`;
   };
   const parts: string[] = [];
   if (report.lost.length) {
-    parts.push(`${report.lost.length} lost (${report.lost.slice(0, 5).map(trace).join('; ')})`);
+    const traced = report.lost.slice(0, LOST_TRACED).map(trace).join('; ');
+    parts.push(`${report.lost.length} lost (${traced})`);
   }
   if (report.completedTwice.length) {
     parts.push(
@@ -326,4 +334,13 @@ function describeFailures(
   }
   if (report.unclaimedExecutions) parts.push(`${report.unclaimedExecutions} unclaimed executions`);
   return parts.join('; ');
+}
+
+/** Whether a lost id's copies kept coming back (and how), or were never seen again. */
+function describeTrail(trail: IdTrail | undefined): string {
+  const counts = Object.entries(trail?.counts ?? {}).map(([event, n]) => `${event} ×${n}`);
+  if (!trail?.last || counts.length === 0) return 'never sent round again';
+  const { event, worker, at } = trail.last;
+  const ago = ((Date.now() - at) / 1000).toFixed(1);
+  return `sent round again: ${counts.join(', ')}; last ${event} on ${worker} ${ago} s before this report`;
 }

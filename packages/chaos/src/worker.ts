@@ -6,7 +6,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createConsumer, type MemoryBroker } from '@idemq/core';
 import { redisStore } from '@idemq/redis';
-import { Counters, Ledger } from './ledger.js';
+import { Counters, Ledger, type TrailEvent } from './ledger.js';
 import { trackedStore } from './trackedStore.js';
 import { openTransport, type TransportSpec } from './transports/spec.js';
 
@@ -96,10 +96,21 @@ export async function startWorker(
   const bump = (counter: (typeof Counters)[keyof typeof Counters]) => {
     if (!crashed) void ledger.bump(counter).catch(() => undefined);
   };
-  consumer.on('lease-lost', (event) =>
-    bump(event.lease === 'store' ? Counters.leaseLostStore : Counters.leaseLostBroker),
-  );
-  consumer.on('store-error', () => bump(Counters.storeErrors));
+  consumer.on('lease-lost', (event) => {
+    bump(event.lease === 'store' ? Counters.leaseLostStore : Counters.leaseLostBroker);
+    trail('lease-lost', event.requestId);
+  });
+  const trail = (event: TrailEvent, requestId: string | undefined) => {
+    if (!crashed && requestId !== undefined) {
+      void ledger.noteTrail(requestId, event, config.workerId).catch(() => undefined);
+    }
+  };
+  consumer.on('store-error', (event) => {
+    bump(Counters.storeErrors);
+    trail('store-error', event.requestId);
+  });
+  consumer.on('in-progress', (event) => trail('in-progress', event.requestId));
+  consumer.on('retry', (event) => trail('retry', event.requestId));
   consumer.on('duplicate', () => bump(Counters.duplicatesSkipped));
   consumer.on('dead-letter', () => bump(Counters.deadLetterEvents));
   consumer.on('error', () => bump(Counters.transportErrors));

@@ -33,4 +33,16 @@ describe('the ledger on Redis', () => {
     expect(snapshot.counters.staleEffects).toBe(1);
     expect(snapshot.unclaimedExecutions).toBe(1);
   });
+
+  it("keeps each id's trail: how often it was sent round again, and the last time", async () => {
+    await ledger.noteTrail('c', 'store-error', 'w1');
+    await ledger.noteTrail('c', 'in-progress', 'w2');
+    await ledger.noteTrail('c', 'in-progress', 'w3');
+    const before = Date.now();
+    const trails = await ledger.trails(['c', 'quiet']);
+    expect(trails.get('c')?.counts).toEqual({ 'store-error': 1, 'in-progress': 2 });
+    expect(trails.get('c')?.last).toMatchObject({ event: 'in-progress', worker: 'w3' });
+    expect(trails.get('c')?.last?.at).toBeLessThanOrEqual(before);
+    expect(trails.get('quiet')).toEqual({ counts: {}, last: undefined });
+  });
 });
