@@ -143,6 +143,7 @@ export async function runScenario(options: RunOptions): Promise<RunResult> {
         .then((left) => left.length)
         .catch(() => ids.length);
     let lastProgress = '';
+    let settledInTime = false;
     let quietSince = performance.now();
     let lastLogAt = performance.now();
     while (performance.now() < deadline) {
@@ -168,10 +169,17 @@ export async function runScenario(options: RunOptions): Promise<RunResult> {
       }
       const complete = uncompleted === 0 && dead >= expectedDead && faultsDone;
       // Complete and quiet for a moment: late copies and zombies have had their say.
-      if (complete && performance.now() - quietSince > 1_500) break;
+      if (complete && performance.now() - quietSince > 1_500) {
+        settledInTime = true;
+        break;
+      }
       await sleep(250);
     }
     settled = true;
+    // Read before the consumers stop: stopping gives their unsettled deliveries back.
+    const brokerState = settledInTime
+      ? undefined
+      : await kit.queueDepths?.().catch((error: unknown) => `queue depths unavailable: ${error}`);
     log(`${options.transport} ${scenario.id}: ${lastProgress}`);
     await injector;
     await pool.stop();
@@ -192,6 +200,7 @@ export async function runScenario(options: RunOptions): Promise<RunResult> {
     if (!report.ok) {
       const trails = await ledger.trails(report.lost.slice(0, LOST_TRACED));
       failures.push(describeFailures(report, snapshot, storeOnly, trails));
+      if (brokerState) failures.push(`broker at the deadline: ${brokerState}`);
     }
     const untimed = await keysWithoutTtl(storeServer.url, storePrefix);
     if (untimed > 0) failures.push(`${untimed} store keys without a TTL`);

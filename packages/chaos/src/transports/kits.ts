@@ -47,6 +47,11 @@ export interface BrokerKit {
   publishBad(kind: BadInputKind): Promise<void>;
   /** The F04 fault; returns what it did, for the report. */
   breakConnections(pool: WorkerPool, random: () => number): Promise<string>;
+  /**
+   * Where the run's messages sit, by queue (ready and unacked), for a run that did not settle:
+   * copies parked in a retry tier, held by a consumer, or nowhere. Only where the broker says.
+   */
+  queueDepths?(): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -150,6 +155,19 @@ async function rabbitmqKit(runId: string, amqpUrl: string): Promise<BrokerKit> {
     async breakConnections() {
       await ctl('close_all_connections', '-p', vhost, 'idemq chaos F04');
       return F04_METHOD.rabbitmq;
+    },
+    async queueDepths() {
+      const columns = ['name', 'messages_ready', 'messages_unacknowledged'];
+      const { stdout } = await ctl('list_queues', '-q', '-p', vhost, ...columns);
+      const rows = stdout
+        .split('\n')
+        .map((line) => line.trim().split(/\s+/))
+        .filter((row) => row.length === 3 && row[0] !== 'name');
+      const held = rows.filter(([, ready, unacked]) => ready !== '0' || unacked !== '0');
+      if (held.length === 0) return `every queue of the run is empty (${rows.length} queues)`;
+      return held
+        .map(([name, ready, unacked]) => `${name}: ${ready} ready, ${unacked} unacked`)
+        .join('; ');
     },
     async close() {
       await transport.close().catch(() => undefined);
