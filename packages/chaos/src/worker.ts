@@ -96,15 +96,15 @@ export async function startWorker(
   const bump = (counter: (typeof Counters)[keyof typeof Counters]) => {
     if (!crashed) void ledger.bump(counter).catch(() => undefined);
   };
-  consumer.on('lease-lost', (event) => {
-    bump(event.lease === 'store' ? Counters.leaseLostStore : Counters.leaseLostBroker);
-    trail('lease-lost', event.requestId);
-  });
   const trail = (event: TrailEvent, requestId: string | undefined) => {
     if (!crashed && requestId !== undefined) {
       void ledger.noteTrail(requestId, event, config.workerId).catch(() => undefined);
     }
   };
+  consumer.on('lease-lost', (event) => {
+    bump(event.lease === 'store' ? Counters.leaseLostStore : Counters.leaseLostBroker);
+    trail('lease-lost', event.requestId);
+  });
   consumer.on('store-error', (event) => {
     bump(Counters.storeErrors);
     trail('store-error', event.requestId);
