@@ -1,9 +1,16 @@
+import { EarliestTimer } from '@idemq/core';
 import type { ConfirmChannel, Message, Options } from 'amqplib';
 import { PublishFailedError } from './errors.js';
 import { InternalHeaders } from './headers.js';
 
 interface Pending {
   returned: boolean;
+  /** Answered: confirmed, refused, failed or timed out; a later callback changes nothing. */
+  settled: boolean;
+  /** `performance.now()` by which the broker must have confirmed. */
+  deadline: number;
+  /** Rejects the publish as unconfirmed (its deadline passed). */
+  expire: () => void;
 }
 
 /**
@@ -11,13 +18,24 @@ interface Pending {
  * `mandatory` message the broker could not route is returned (`basic.return`, sent before its
  * `basic.ack`) and rejects as `unroutable` instead of silently vanishing.
  *
+ * A confirm that has not come within `confirmTimeoutMs` rejects as `unconfirmed`, the channel
+ * left open: a caller waiting for it (a delivery's copy, say) must not wait forever on a queue
+ * that never answers (RabbitMQ before 4.0 can leave a publish to a new quorum queue pending until
+ * its leader is known). The broker may still take the message later: a duplicate, never a loss.
+ *
  * A returned message is matched to its publish by exchange, routing key and id: returns of one
  * channel arrive in publish order, so the oldest pending publish with that triple is the one.
  */
 export class ConfirmTracker {
   private readonly pending = new Map<string, Pending[]>();
+  /** Publishes waiting for their confirm, swept by one timer for all their deadlines. */
+  private readonly waiting = new Set<Pending>();
+  private readonly deadlines = new EarliestTimer((now) => this.expire(now));
 
-  constructor(readonly channel: ConfirmChannel) {
+  constructor(
+    readonly channel: ConfirmChannel,
+    private readonly confirmTimeoutMs: number,
+  ) {
     channel.on('return', (message: Message) => this.onReturn(message));
   }
 
@@ -30,17 +48,39 @@ export class ConfirmTracker {
   ): Promise<void> {
     const target = { exchange, routingKey };
     const key = returnKey(exchange, routingKey, idOf(options.messageId, options.headers));
-    const entry: Pending = { returned: false };
+    const entry: Pending = {
+      returned: false,
+      settled: false,
+      deadline: performance.now() + this.confirmTimeoutMs,
+      expire: () => undefined,
+    };
     const queue = this.pending.get(key) ?? [];
     queue.push(entry);
     this.pending.set(key, queue);
-    const forget = () => {
+    /** Marks the publish answered; false when it already was. */
+    const settle = () => {
+      if (entry.settled) return false;
+      entry.settled = true;
+      this.waiting.delete(entry);
       const index = queue.indexOf(entry);
       if (index >= 0) queue.splice(index, 1);
       if (queue.length === 0 && this.pending.get(key) === queue) this.pending.delete(key);
+      return true;
     };
 
     return new Promise<void>((resolve, reject) => {
+      entry.expire = () => {
+        if (!settle()) return;
+        reject(
+          new PublishFailedError(
+            'unconfirmed',
+            target,
+            `RabbitMQ did not confirm the message published to exchange "${exchange}" ` +
+              `(routing key "${routingKey}") within ${this.confirmTimeoutMs} ms ` +
+              '(confirmTimeoutMs); it may still take it',
+          ),
+        );
+      };
       try {
         this.channel.publish(
           exchange,
@@ -48,7 +88,7 @@ export class ConfirmTracker {
           content,
           { ...options, mandatory: true },
           (error: unknown) => {
-            forget();
+            if (!settle()) return; // timed out before: already rejected
             if (error) {
               const nacked = error instanceof Error && error.message === 'message nacked';
               reject(
@@ -77,7 +117,7 @@ export class ConfirmTracker {
           },
         );
       } catch (error) {
-        forget();
+        settle();
         // A closed channel throws at once (IllegalOperationError); oversized headers throw too.
         reject(
           error instanceof Error && error.name === 'IllegalOperationError'
@@ -89,8 +129,23 @@ export class ConfirmTracker {
               )
             : error,
         );
+        return;
+      }
+      if (!entry.settled) {
+        this.waiting.add(entry);
+        this.deadlines.request(entry.deadline);
       }
     });
+  }
+
+  /** Fails the publishes whose confirm is overdue; returns the next deadline, if any. */
+  private expire(now: number): number | undefined {
+    let next = Number.POSITIVE_INFINITY;
+    for (const entry of this.waiting) {
+      if (entry.deadline <= now) entry.expire();
+      else if (entry.deadline < next) next = entry.deadline;
+    }
+    return next === Number.POSITIVE_INFINITY ? undefined : next;
   }
 
   private onReturn(message: Message): void {

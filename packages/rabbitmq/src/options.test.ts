@@ -18,6 +18,7 @@ describe('resolveOptions', () => {
       deadLetterSuffix: '.dlq',
       retryTiersMs: RABBITMQ_DEFAULTS.retryTiersMs,
       connectTimeoutMs: 10_000,
+      confirmTimeoutMs: 30_000,
       reconnectInitialDelayMs: 100,
       reconnectMaxDelayMs: 5_000,
     });
@@ -33,6 +34,7 @@ describe('resolveOptions', () => {
           queueType: 'stream' as 'classic',
           retryTiersMs: [500, 100],
           connectTimeoutMs: 0,
+          confirmTimeoutMs: 1.5,
           reconnect: { initialDelayMs: 10_000, maxDelayMs: 100 },
           deadLetterSuffix: '',
         },
@@ -43,7 +45,8 @@ describe('resolveOptions', () => {
     }
     expect(error).toBeInstanceOf(InvalidOptionsError);
     const { problems } = error as InvalidOptionsError;
-    expect(problems).toHaveLength(6);
+    expect(problems).toHaveLength(7);
+    expect(problems.join('\n')).toMatch(/confirmTimeoutMs/);
     expect(problems.join('\n')).toMatch(/exactly one of url or connection/);
     expect(problems.join('\n')).toMatch(/retryTiersMs must be ascending/);
   });

@@ -61,6 +61,15 @@ export interface RabbitmqOptions {
    */
   connectTimeoutMs?: number;
   /**
+   * How long a publish waits for RabbitMQ's confirm before it fails as `unconfirmed` (the
+   * channel stays open). A delivery's retry, release or dead-letter copy that is not confirmed
+   * in time hands the original back to its queue instead of holding it; `publish()` sends again
+   * while `connectTimeoutMs` lasts. A late confirm is ignored: the broker may then hold the
+   * message twice, which the consumers' idempotency absorbs.
+   * @default 30000
+   */
+  confirmTimeoutMs?: number;
+  /**
    * Reconnection backoff after a lost connection or channel: exponential from `initialDelayMs`
    * to `maxDelayMs`, with full jitter.
    * @default { initialDelayMs: 100, maxDelayMs: 5000 }
@@ -85,6 +94,7 @@ export const RABBITMQ_DEFAULTS = Object.freeze({
     1_800_000, 3_600_000,
   ]) as readonly number[],
   connectTimeoutMs: 10_000,
+  confirmTimeoutMs: 30_000,
   reconnectInitialDelayMs: 100,
   reconnectMaxDelayMs: 5_000,
   connectionName: 'idemq',
@@ -105,6 +115,7 @@ export interface ResolvedOptions {
   exchangeName: (destination: string) => string;
   retryTiersMs: readonly number[];
   connectTimeoutMs: number;
+  confirmTimeoutMs: number;
   reconnectInitialDelayMs: number;
   reconnectMaxDelayMs: number;
   logger: Logger;
@@ -147,6 +158,7 @@ export function resolveOptions(
     .fn('queueName', options.queueName, true)
     .fn('exchangeName', options.exchangeName, true)
     .integer('connectTimeoutMs', options.connectTimeoutMs, 1, 3_600_000)
+    .integer('confirmTimeoutMs', options.confirmTimeoutMs, 1, 3_600_000)
     .integer('reconnect.initialDelayMs', options.reconnect?.initialDelayMs, 1, 3_600_000)
     .integer('reconnect.maxDelayMs', options.reconnect?.maxDelayMs, 1, 3_600_000)
     .text('connectionName', options.connectionName, true)
@@ -192,6 +204,7 @@ export function resolveOptions(
     exchangeName: options.exchangeName ?? ((destination: string) => destination),
     retryTiersMs: [...(tiers ?? RABBITMQ_DEFAULTS.retryTiersMs)],
     connectTimeoutMs: options.connectTimeoutMs ?? RABBITMQ_DEFAULTS.connectTimeoutMs,
+    confirmTimeoutMs: options.confirmTimeoutMs ?? RABBITMQ_DEFAULTS.confirmTimeoutMs,
     reconnectInitialDelayMs: initialDelayMs,
     reconnectMaxDelayMs: maxDelayMs,
     logger: options.logger ?? silentLogger,

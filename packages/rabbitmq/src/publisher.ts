@@ -27,7 +27,11 @@ interface PublishChannel {
 
 type PublisherSettings = Pick<
   ResolvedOptions,
-  'connectTimeoutMs' | 'reconnectInitialDelayMs' | 'reconnectMaxDelayMs' | 'logger'
+  | 'connectTimeoutMs'
+  | 'confirmTimeoutMs'
+  | 'reconnectInitialDelayMs'
+  | 'reconnectMaxDelayMs'
+  | 'logger'
 >;
 
 /** The AMQP properties of a new message: persistent, mandatory, `messageId` = requestId. */
@@ -146,7 +150,7 @@ export class Publisher {
     }
     const holder: PublishChannel = {
       generation: live.generation,
-      tracker: new ConfirmTracker(channel),
+      tracker: new ConfirmTracker(channel, this.settings.confirmTimeoutMs),
       open: true,
     };
     channel.on('error', (error: Error) => {

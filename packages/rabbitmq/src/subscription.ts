@@ -20,7 +20,7 @@ export interface SubscriptionContext {
   topology: Topology;
   settings: Pick<
     ResolvedOptions,
-    'queueType' | 'reconnectInitialDelayMs' | 'reconnectMaxDelayMs' | 'logger'
+    'queueType' | 'confirmTimeoutMs' | 'reconnectInitialDelayMs' | 'reconnectMaxDelayMs' | 'logger'
   >;
   onEnded: (subscription: RabbitmqSubscription) => void;
 }
@@ -144,7 +144,7 @@ export class RabbitmqSubscription implements Subscription {
     this.names = await topology.subscription(this.request.source, this.group);
     const channel = await live.model.createConfirmChannel();
     const holder: ConsumerChannel = {
-      tracker: new ConfirmTracker(channel),
+      tracker: new ConfirmTracker(channel, settings.confirmTimeoutMs),
       acks: new ChannelAcks(channel),
       open: true,
       consumerTag: undefined,

@@ -50,6 +50,18 @@ export class BrokerAdmin {
     await this.command('close_all_connections', '-p', vhost, reason);
   }
 
+  /**
+   * Suspends (or resumes) the Raft server of quorum queue `queue`: it takes no command and
+   * confirms no publish until resumed, as a queue whose leader is not known yet would.
+   */
+  async suspendQuorumQueue(vhost: string, queue: string, suspend = true): Promise<void> {
+    // RabbitMQ names a quorum queue's Ra server `<vhost>_<queue>`, with "/" spelt %2F.
+    const raName = `${vhost === '/' ? '%2F' : vhost}_${queue}`.replace(/'/g, "\\'");
+    const call = suspend ? 'suspend' : 'resume';
+    const out = await this.command('eval', `sys:${call}(whereis('${raName}')).`);
+    if (out.trim() !== 'ok') throw new Error(`sys:${call} of ${raName} answered ${out.trim()}`);
+  }
+
   /** Ready and unacknowledged messages of every queue of `vhost`. */
   async queues(vhost: string): Promise<Map<string, QueueCounts>> {
     const out = await this.command(
