@@ -20,8 +20,9 @@ interface Pending {
  *
  * A confirm that has not come within `confirmTimeoutMs` rejects as `unconfirmed`, the channel
  * left open: a caller waiting for it (a delivery's copy, say) must not wait forever on a queue
- * that never answers (RabbitMQ before 4.0 can leave a publish to a new quorum queue pending until
- * its leader is known). The broker may still take the message later: a duplicate, never a loss.
+ * that never answers (a quorum queue whose leader its channel does not know can leave a publish
+ * pending; rabbitmq-server#13095 fixed one such case in 4.0). The broker may still take the
+ * message later: a duplicate, never a loss.
  *
  * A returned message is matched to its publish by exchange, routing key and id: returns of one
  * channel arrive in publish order, so the oldest pending publish with that triple is the one.
