@@ -78,6 +78,15 @@ export interface SqsTransportOptions {
    * @default 10000
    */
   publishRetryMs?: number;
+  /**
+   * How long each SQS request of a client the transport creates may take before it fails as
+   * `TimeoutError` (the SDK's own default is to wait for ever: an endpoint that accepts the
+   * connection and never answers would hold a publish, an ack or the receive loop for good).
+   * Longer than `waitTimeMs`, which a long poll holds its request open for. Not applied to a
+   * `client` you pass, nor when `clientConfig.requestHandler` is set: those are yours.
+   * @default 30000
+   */
+  requestTimeoutMs?: number;
   /** Warnings about background calls that failed (give-backs on close, say). @default silent */
   logger?: Logger;
 }
@@ -90,6 +99,7 @@ export const SQS_DEFAULTS = Object.freeze({
   maxPayloadBytes: 262_144,
   ackBatchWindowMs: 5,
   publishRetryMs: 10_000,
+  requestTimeoutMs: 30_000,
   deadLetterSuffix: '-dlq',
 });
 
@@ -130,6 +140,12 @@ export function validateOptions(options: SqsTransportOptions): void {
     .integer('maxPayloadBytes', options.maxPayloadBytes, 1, SQS_MAX_MESSAGE_BYTES)
     .integer('ackBatchWindowMs', options.ackBatchWindowMs, 0, 10_000)
     .integer('publishRetryMs', options.publishRetryMs, 0, 600_000)
+    .integer('requestTimeoutMs', options.requestTimeoutMs, 1, 3_600_000)
+    .expect(
+      typeof options.requestTimeoutMs !== 'number' ||
+        options.requestTimeoutMs > (options.waitTimeMs ?? SQS_DEFAULTS.waitTimeMs),
+      'requestTimeoutMs must be longer than waitTimeMs (a long poll holds its request that long)',
+    )
     .done();
 }
 
