@@ -19,6 +19,7 @@ describe('resolveOptions', () => {
       retryTiersMs: RABBITMQ_DEFAULTS.retryTiersMs,
       connectTimeoutMs: 10_000,
       confirmTimeoutMs: 30_000,
+      rpcTimeoutMs: 30_000,
       reconnectInitialDelayMs: 100,
       reconnectMaxDelayMs: 5_000,
     });
@@ -35,6 +36,7 @@ describe('resolveOptions', () => {
           retryTiersMs: [500, 100],
           connectTimeoutMs: 0,
           confirmTimeoutMs: 1.5,
+          rpcTimeoutMs: -1,
           reconnect: { initialDelayMs: 10_000, maxDelayMs: 100 },
           deadLetterSuffix: '',
         },
@@ -45,8 +47,9 @@ describe('resolveOptions', () => {
     }
     expect(error).toBeInstanceOf(InvalidOptionsError);
     const { problems } = error as InvalidOptionsError;
-    expect(problems).toHaveLength(7);
+    expect(problems).toHaveLength(8);
     expect(problems.join('\n')).toMatch(/confirmTimeoutMs/);
+    expect(problems.join('\n')).toMatch(/rpcTimeoutMs/);
     expect(problems.join('\n')).toMatch(/exactly one of url or connection/);
     expect(problems.join('\n')).toMatch(/retryTiersMs must be ascending/);
   });

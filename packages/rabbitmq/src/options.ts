@@ -70,6 +70,15 @@ export interface RabbitmqOptions {
    */
   confirmTimeoutMs?: number;
   /**
+   * How long RabbitMQ may take to answer a channel operation: opening a channel, declaring,
+   * checking or binding a queue or exchange, setting the prefetch, starting a consumer. After
+   * it the call fails with a retriable `TransportUnavailableError` and its channel is abandoned
+   * (closed without waiting). A queue stuck on the broker's side (its process blocked, a quorum
+   * queue without a leader) otherwise holds `subscribe()`, a re-subscription or a retry for ever.
+   * @default 30000
+   */
+  rpcTimeoutMs?: number;
+  /**
    * Reconnection backoff after a lost connection or channel: exponential from `initialDelayMs`
    * to `maxDelayMs`, with full jitter.
    * @default { initialDelayMs: 100, maxDelayMs: 5000 }
@@ -95,6 +104,7 @@ export const RABBITMQ_DEFAULTS = Object.freeze({
   ]) as readonly number[],
   connectTimeoutMs: 10_000,
   confirmTimeoutMs: 30_000,
+  rpcTimeoutMs: 30_000,
   reconnectInitialDelayMs: 100,
   reconnectMaxDelayMs: 5_000,
   connectionName: 'idemq',
@@ -116,6 +126,7 @@ export interface ResolvedOptions {
   retryTiersMs: readonly number[];
   connectTimeoutMs: number;
   confirmTimeoutMs: number;
+  rpcTimeoutMs: number;
   reconnectInitialDelayMs: number;
   reconnectMaxDelayMs: number;
   logger: Logger;
@@ -159,6 +170,7 @@ export function resolveOptions(
     .fn('exchangeName', options.exchangeName, true)
     .integer('connectTimeoutMs', options.connectTimeoutMs, 1, 3_600_000)
     .integer('confirmTimeoutMs', options.confirmTimeoutMs, 1, 3_600_000)
+    .integer('rpcTimeoutMs', options.rpcTimeoutMs, 1, 3_600_000)
     .integer('reconnect.initialDelayMs', options.reconnect?.initialDelayMs, 1, 3_600_000)
     .integer('reconnect.maxDelayMs', options.reconnect?.maxDelayMs, 1, 3_600_000)
     .text('connectionName', options.connectionName, true)
@@ -205,6 +217,7 @@ export function resolveOptions(
     retryTiersMs: [...(tiers ?? RABBITMQ_DEFAULTS.retryTiersMs)],
     connectTimeoutMs: options.connectTimeoutMs ?? RABBITMQ_DEFAULTS.connectTimeoutMs,
     confirmTimeoutMs: options.confirmTimeoutMs ?? RABBITMQ_DEFAULTS.confirmTimeoutMs,
+    rpcTimeoutMs: options.rpcTimeoutMs ?? RABBITMQ_DEFAULTS.rpcTimeoutMs,
     reconnectInitialDelayMs: initialDelayMs,
     reconnectMaxDelayMs: maxDelayMs,
     logger: options.logger ?? silentLogger,

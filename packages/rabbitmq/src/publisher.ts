@@ -17,6 +17,7 @@ import {
 import { PublishFailedError } from './errors.js';
 import { InternalHeaders, MAX_MESSAGE_ID_BYTES } from './headers.js';
 import type { ResolvedOptions } from './options.js';
+import { openedWithin } from './rpcDeadline.js';
 import type { Topology } from './topology.js';
 
 interface PublishChannel {
@@ -29,6 +30,7 @@ type PublisherSettings = Pick<
   ResolvedOptions,
   | 'connectTimeoutMs'
   | 'confirmTimeoutMs'
+  | 'rpcTimeoutMs'
   | 'reconnectInitialDelayMs'
   | 'reconnectMaxDelayMs'
   | 'logger'
@@ -143,7 +145,10 @@ export class Publisher {
   }
 
   private async create(live: LiveConnection): Promise<PublishChannel> {
-    const channel = await live.model.createConfirmChannel();
+    const channel = await openedWithin(
+      live.model.createConfirmChannel(),
+      this.settings.rpcTimeoutMs,
+    );
     if (this.closed) {
       await channel.close().catch(() => undefined);
       throw new TransportClosedError('rabbitmq');

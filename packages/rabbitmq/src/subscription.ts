@@ -7,6 +7,7 @@ import { type DeliveryChannel, type DeliveryContext, RabbitmqDelivery } from './
 import { describeAmqpError } from './errors.js';
 import { InternalHeaders, toIncoming } from './headers.js';
 import { DEFAULT_GROUP, type ResolvedOptions } from './options.js';
+import { answerWithin, openedWithin } from './rpcDeadline.js';
 import type { SubscriptionTopology, Topology } from './topology.js';
 
 /** One consumer channel: its deliveries can only ever be settled on it. */
@@ -20,7 +21,12 @@ export interface SubscriptionContext {
   topology: Topology;
   settings: Pick<
     ResolvedOptions,
-    'queueType' | 'confirmTimeoutMs' | 'reconnectInitialDelayMs' | 'reconnectMaxDelayMs' | 'logger'
+    | 'queueType'
+    | 'confirmTimeoutMs'
+    | 'rpcTimeoutMs'
+    | 'reconnectInitialDelayMs'
+    | 'reconnectMaxDelayMs'
+    | 'logger'
   >;
   onEnded: (subscription: RabbitmqSubscription) => void;
 }
@@ -142,7 +148,7 @@ export class RabbitmqSubscription implements Subscription {
     const { connector, topology, settings } = this.context;
     const live = await connector.get();
     this.names = await topology.subscription(this.request.source, this.group);
-    const channel = await live.model.createConfirmChannel();
+    const channel = await openedWithin(live.model.createConfirmChannel(), settings.rpcTimeoutMs);
     const holder: ConsumerChannel = {
       tracker: new ConfirmTracker(channel, settings.confirmTimeoutMs),
       acks: new ChannelAcks(channel),
@@ -158,24 +164,25 @@ export class RabbitmqSubscription implements Subscription {
     });
     channel.on('close', () => this.channelClosed(holder));
     try {
-      await channel.prefetch(this.request.maxInFlight, false);
+      await this.answered(holder, 'basic.qos', channel.prefetch(this.request.maxInFlight, false));
       if (this.state === 'closed') throw new Error('subscription closed while opening');
       this.current = holder;
       await this.consume(holder);
     } catch (error) {
-      retire(holder);
-      if (this.current === holder) this.current = undefined;
-      await channel.close().catch(() => undefined);
+      // Not awaited: a channel left without an answer does not answer its close either.
+      this.drop(holder);
       throw error;
     }
   }
 
   private async consume(holder: ConsumerChannel): Promise<void> {
     const queue = this.names?.queue as string;
-    const { consumerTag } = await holder.tracker.channel.consume(
-      queue,
-      (message) => this.onMessage(holder, message),
-      { noAck: false },
+    const { consumerTag } = await this.answered(
+      holder,
+      `basic.consume on queue "${queue}"`,
+      holder.tracker.channel.consume(queue, (message) => this.onMessage(holder, message), {
+        noAck: false,
+      }),
     );
     holder.consumerTag = consumerTag;
     if (this.state === 'starting') this.state = 'running';
@@ -188,6 +195,23 @@ export class RabbitmqSubscription implements Subscription {
       retire(holder);
       await holder.tracker.channel.close().catch(() => undefined);
     }
+  }
+
+  /** `call`, an RPC on `holder`'s channel; left unanswered past rpcTimeoutMs, the channel is dropped. */
+  private answered<T>(holder: ConsumerChannel, what: string, call: Promise<T>): Promise<T> {
+    return answerWithin(call, this.context.settings.rpcTimeoutMs, what, () => this.drop(holder));
+  }
+
+  /**
+   * Gives up a consumer channel without waiting for it: its deliveries can no longer be settled
+   * (the broker requeues them once the channel closes), and while closing amqplib drops whatever
+   * else arrives on it, so a consume the broker answers late delivers nothing here.
+   */
+  private drop(holder: ConsumerChannel): void {
+    retire(holder);
+    holder.unsettled.clear();
+    if (this.current === holder) this.current = undefined;
+    holder.tracker.channel.close().catch(() => undefined);
   }
 
   /** amqplib rethrows what a consume callback throws and that kills the connection: catch all. */

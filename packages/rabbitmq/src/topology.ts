@@ -1,7 +1,8 @@
 import type { Channel, Options } from 'amqplib';
-import type { Connector } from './connection.js';
+import type { Connector, LiveConnection } from './connection.js';
 import { describeAmqpError, TransportUnavailableError } from './errors.js';
 import { DEFAULT_GROUP, type ResolvedOptions } from './options.js';
+import { answerWithin } from './rpcDeadline.js';
 import { chooseTier, type TierChoice } from './tiers.js';
 
 /** The broker objects one subscription reads from and writes to. */
@@ -23,7 +24,13 @@ export interface RetryTier extends TierChoice {
 
 type TopologySettings = Pick<
   ResolvedOptions,
-  'queueType' | 'declare' | 'deadLetterSuffix' | 'queueName' | 'exchangeName' | 'retryTiersMs'
+  | 'queueType'
+  | 'declare'
+  | 'deadLetterSuffix'
+  | 'queueName'
+  | 'exchangeName'
+  | 'retryTiersMs'
+  | 'rpcTimeoutMs'
 >;
 
 /**
@@ -161,8 +168,9 @@ export class Topology {
 
   private async check(what: string, probe: (channel: Channel) => Promise<unknown>): Promise<void> {
     try {
-      await probe(await this.admin());
+      await this.onAdmin(`the check of ${what}`, probe);
     } catch (error) {
+      if (error instanceof TransportUnavailableError) throw error;
       throw new TransportUnavailableError(
         `${what} does not exist (declare is false): ${describeAmqpError(error)}`,
         { cause: error, retriable: false },
@@ -172,7 +180,7 @@ export class Topology {
 
   private async run(key: string, declare: (channel: Channel) => Promise<unknown>): Promise<void> {
     try {
-      await declare(await this.admin());
+      await this.onAdmin(`the declaration of ${key.replace(':', ' "')}"`, declare);
     } catch (error) {
       const { code } = error as { code?: unknown };
       if (code === 406) {
@@ -195,25 +203,40 @@ export class Topology {
     this.declared.clear();
   }
 
-  /** The declaration channel of the current connection, opened on demand. */
-  private async admin(): Promise<Channel> {
+  /**
+   * Runs `operation` on the declaration channel of the current connection (opened on demand).
+   * An open or an operation left unanswered abandons that channel: the next one opens another.
+   */
+  private async onAdmin(
+    what: string,
+    operation: (channel: Channel) => Promise<unknown>,
+  ): Promise<void> {
     const live = await this.connector.get();
     this.follow(live.generation);
-    if (!this.channel) {
-      const opening = live.model.createChannel();
-      this.channel = opening;
-      opening.then(
-        (ch) => {
-          ch.on('error', () => undefined); // reported through the failing call
-          ch.on('close', () => {
-            if (this.channel === opening) this.channel = undefined;
-          });
-        },
-        () => {
+    const opening = this.channel ?? this.open(live.model);
+    const abandon = () => {
+      if (this.channel === opening) this.channel = undefined;
+      opening.then((ch) => ch.close()).catch(() => undefined);
+    };
+    const { rpcTimeoutMs } = this.settings;
+    const channel = await answerWithin(opening, rpcTimeoutMs, 'a channel open', abandon);
+    await answerWithin(operation(channel), rpcTimeoutMs, what, abandon);
+  }
+
+  private open(model: LiveConnection['model']): Promise<Channel> {
+    const opening = Promise.resolve(model.createChannel());
+    this.channel = opening;
+    opening.then(
+      (ch) => {
+        ch.on('error', () => undefined); // reported through the failing call
+        ch.on('close', () => {
           if (this.channel === opening) this.channel = undefined;
-        },
-      );
-    }
-    return this.channel;
+        });
+      },
+      () => {
+        if (this.channel === opening) this.channel = undefined;
+      },
+    );
+    return opening;
   }
 }

@@ -7,10 +7,11 @@ import amqplib, { type ChannelModel, type Options } from 'amqplib';
 
 const run = promisify(execFile);
 
-/** Queue depth as `rabbitmqctl list_queues` reports it. */
+/** Queue depth and consumers as `rabbitmqctl list_queues` reports them. */
 export interface QueueCounts {
   ready: number;
   unacked: number;
+  consumers: number;
 }
 
 /**
@@ -51,18 +52,23 @@ export class BrokerAdmin {
   }
 
   /**
-   * Suspends (or resumes) the Raft server of quorum queue `queue`: it takes no command and
-   * confirms no publish until resumed, as a queue whose leader is not known yet would.
+   * Suspends (or resumes) the process of queue `queue` (a classic queue's process, a quorum
+   * queue's Raft server): it answers nothing — no declare, no consume, no confirm — until
+   * resumed, as a queue whose process is blocked or a quorum queue without a leader would.
    */
-  async suspendQuorumQueue(vhost: string, queue: string, suspend = true): Promise<void> {
-    // RabbitMQ names a quorum queue's Ra server `<vhost>_<queue>`, with "/" spelt %2F.
-    const raName = `${vhost === '/' ? '%2F' : vhost}_${queue}`.replace(/'/g, "\\'");
+  async suspendQueue(vhost: string, queue: string, suspend = true): Promise<void> {
+    const binary = (text: string) => `<<"${text.replace(/["\\]/g, '\\$&')}"/utf8>>`;
     const call = suspend ? 'suspend' : 'resume';
-    const out = await this.command('eval', `sys:${call}(whereis('${raName}')).`);
-    if (out.trim() !== 'ok') throw new Error(`sys:${call} of ${raName} answered ${out.trim()}`);
+    const out = await this.command(
+      'eval',
+      `{ok, Q} = rabbit_amqqueue:lookup(rabbit_misc:r(${binary(vhost)}, queue, ${binary(queue)})), ` +
+        `sys:${call}(amqqueue:get_pid(Q)).`,
+    );
+    if (out.trim() !== 'ok')
+      throw new Error(`sys:${call} of queue ${queue} answered ${out.trim()}`);
   }
 
-  /** Ready and unacknowledged messages of every queue of `vhost`. */
+  /** Ready and unacknowledged messages, and consumers, of every queue of `vhost`. */
   async queues(vhost: string): Promise<Map<string, QueueCounts>> {
     const out = await this.command(
       '-s',
@@ -72,12 +78,17 @@ export class BrokerAdmin {
       'name',
       'messages_ready',
       'messages_unacknowledged',
+      'consumers',
     );
     const counts = new Map<string, QueueCounts>();
     for (const line of out.split('\n')) {
-      const [name, ready, unacked] = line.split('\t');
-      if (name && ready !== undefined && unacked !== undefined) {
-        counts.set(name, { ready: Number(ready), unacked: Number(unacked) });
+      const [name, ready, unacked, consumers] = line.split('\t');
+      if (name && ready !== undefined && unacked !== undefined && consumers !== undefined) {
+        counts.set(name, {
+          ready: Number(ready),
+          unacked: Number(unacked),
+          consumers: Number(consumers),
+        });
       }
     }
     return counts;

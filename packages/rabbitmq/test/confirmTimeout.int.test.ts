@@ -63,8 +63,8 @@ describe('a copy the broker never confirms', () => {
     const second = await box.next();
     expect(second.message.requestId).toBe('stalled-copy');
 
-    await admin.suspendQuorumQueue(vhosts.main, tier);
-    cleanup.push(() => admin.suspendQuorumQueue(vhosts.main, tier, false));
+    await admin.suspendQueue(vhosts.main, tier);
+    cleanup.push(() => admin.suspendQueue(vhosts.main, tier, false));
     const startedAt = performance.now();
     const failure = await second.retry({ delayMs: 100 }).catch((error: unknown) => error);
     const waitedMs = performance.now() - startedAt;
@@ -81,7 +81,7 @@ describe('a copy the broker never confirms', () => {
     expect(await third.ack()).toBe(true);
 
     // Once the tier answers again its late copy arrives too: a duplicate, never a loss.
-    await admin.suspendQuorumQueue(vhosts.main, tier, false);
+    await admin.suspendQueue(vhosts.main, tier, false);
     const late = await box.next();
     expect(late.message.requestId).toBe('stalled-copy');
     expect(await late.ack()).toBe(true);

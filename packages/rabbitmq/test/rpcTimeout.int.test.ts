@@ -1,0 +1,97 @@
+import type { Delivery } from '@idemq/core';
+import { afterEach, describe, expect, inject, it } from 'vitest';
+import { rabbitmq, TransportUnavailableError } from '../src/index.js';
+import { BrokerAdmin } from './broker.js';
+import { testOptions, uniqueSource } from './harness.js';
+
+const cleanup: Array<() => Promise<unknown>> = [];
+afterEach(async () => {
+  for (const step of cleanup.reverse()) await step().catch(() => undefined);
+  cleanup.length = 0;
+});
+
+/** How long `call` took to fail, and with what. */
+async function failureOf(call: Promise<unknown>): Promise<{ error: unknown; waitedMs: number }> {
+  const startedAt = performance.now();
+  const error = await call.then(
+    () => new Error('expected a failure, got an answer'),
+    (failure: unknown) => failure,
+  );
+  return { error, waitedMs: performance.now() - startedAt };
+}
+
+async function until(what: string, check: () => Promise<boolean>, timeoutMs = 15_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+describe('a queue whose process does not answer', () => {
+  it('fails subscribe() after rpcTimeoutMs instead of hanging, and leaves nothing behind', async () => {
+    const { vhosts } = inject('amqp');
+    const admin = BrokerAdmin.local();
+    if (!vhosts || !admin) {
+      throw new Error('this test suspends a queue through rabbitmqctl: run it on the broker host');
+    }
+    const rpcTimeoutMs = 1_000;
+    const options = testOptions('classic', { rpcTimeoutMs });
+    const transport = rabbitmq(options);
+    cleanup.push(() => transport.close());
+    const source = uniqueSource('rpc');
+    const { queue } = await transport.declare(source, 'default');
+    await admin.suspendQueue(vhosts.main, queue);
+    cleanup.push(() => admin.suspendQueue(vhosts.main, queue, false));
+    const received: Delivery[] = [];
+    const acks: Array<Promise<boolean>> = [];
+    const request = {
+      source,
+      maxInFlight: 8,
+      onDelivery: (delivery: Delivery) => {
+        received.push(delivery);
+        acks.push(delivery.ack());
+      },
+    };
+
+    // This connection declared already: the consume is what goes unanswered.
+    const consuming = await failureOf(transport.subscribe(request));
+    expect(consuming.error).toBeInstanceOf(TransportUnavailableError);
+    expect((consuming.error as TransportUnavailableError).retriable).toBe(true);
+    expect((consuming.error as Error).message).toMatch(
+      new RegExp(`basic\\.consume on queue "${queue}" within ${rpcTimeoutMs} ms`),
+    );
+    expect(consuming.waitedMs).toBeGreaterThanOrEqual(rpcTimeoutMs - 5);
+    expect(consuming.waitedMs).toBeLessThan(rpcTimeoutMs + 3_000);
+
+    // A new connection declares first: the queue's declaration is what goes unanswered.
+    const fresh = rabbitmq(options);
+    cleanup.push(() => fresh.close());
+    const declaring = await failureOf(fresh.subscribe(request));
+    expect(declaring.error).toBeInstanceOf(TransportUnavailableError);
+    expect((declaring.error as Error).message).toMatch(
+      new RegExp(`declaration of queue "${queue}" within ${rpcTimeoutMs} ms`),
+    );
+    expect(declaring.waitedMs).toBeLessThan(rpcTimeoutMs + 3_000);
+
+    // The queue answers again: the abandoned channels close and take their late consumer
+    // with them; a new subscription gets every message once.
+    await admin.suspendQueue(vhosts.main, queue, false);
+    await until('the abandoned consumer to go', async () => {
+      return (await admin.queues(vhosts.main)).get(queue)?.consumers === 0;
+    });
+    const ids = Array.from({ length: 20 }, (_, n) => `after-${n}`);
+    for (const requestId of ids) await transport.publish(source, { requestId, body: { n: 1 } });
+    const subscription = await fresh.subscribe(request);
+    cleanup.push(() => subscription.close());
+    await until('every message', async () => received.length >= ids.length);
+    expect(await Promise.all(acks)).toEqual(ids.map(() => true));
+    expect(received.map((d) => d.message.requestId).sort()).toEqual([...ids].sort());
+    await until('the queue to drain', async () => {
+      const counts = (await admin.queues(vhosts.main)).get(queue);
+      return counts?.ready === 0 && counts.unacked === 0;
+    });
+    expect((await admin.queues(vhosts.main)).get(queue)?.consumers).toBe(1);
+    expect(received).toHaveLength(ids.length);
+  });
+});
