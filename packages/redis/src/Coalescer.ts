@@ -8,7 +8,7 @@ import { keySlot } from './slot.js';
 interface Pending {
   key: string;
   args: readonly (string | number)[];
-  resolve: (reply: unknown[]) => void;
+  resolve: (reply: unknown) => void;
   reject: (error: Error) => void;
   /** Answered by then, whatever waits ahead of it: the store's timeout bounds each call. */
   deadline: number;
@@ -77,17 +77,12 @@ export class Coalescer {
   constructor(private readonly options: CoalescerOptions) {}
 
   /**
-   * Queues one key's operation; resolves with that key's slice of the reply. Operations share a
-   * call when they run the same script with the same `shared` arguments (on the same slot).
+   * Queues one key's operation; resolves with that key's element of the reply (every script
+   * answers one element per key). Operations share a call when they run the same script with
+   * the same `shared` arguments (on the same slot).
    */
-  run(
-    script: ScriptName,
-    width: number,
-    key: string,
-    args: readonly (string | number)[],
-    shared: SharedArgs,
-  ) {
-    return new Promise<unknown[]>((resolve, reject) => {
+  run(script: ScriptName, key: string, args: readonly (string | number)[], shared: SharedArgs) {
+    return new Promise<unknown>((resolve, reject) => {
       const laneId = this.callGroup(shared, key);
       let lane = this.lanes.get(laneId);
       if (!lane) {
@@ -96,7 +91,7 @@ export class Coalescer {
       }
       const deadline = performance.now() + this.options.timeoutMs;
       lane.queue.push({ key, args, resolve, reject, deadline });
-      this.schedule(script, width, lane);
+      this.schedule(script, lane);
     });
   }
 
@@ -110,12 +105,12 @@ export class Coalescer {
    * deliveries from one socket read, the completions of one claim reply) then share one script
    * call, one socket write and one server round, at the cost of one tick.
    */
-  private schedule(script: ScriptName, width: number, lane: Lane): void {
+  private schedule(script: ScriptName, lane: Lane): void {
     if (lane.scheduled || lane.sending >= this.options.callsInFlight) return;
     lane.scheduled = true;
     process.nextTick(() => {
       lane.scheduled = false;
-      void this.sendQueued(script, width, lane);
+      void this.sendQueued(script, lane);
     });
   }
 
@@ -124,11 +119,7 @@ export class Coalescer {
    * `maxBatch` keys, all on the wire together (one round trip of latency, also on Cluster).
    * Replies in input order.
    */
-  async runBatch(
-    script: ScriptName,
-    width: number,
-    entries: readonly BatchEntry[],
-  ): Promise<unknown[][]> {
+  async runBatch(script: ScriptName, entries: readonly BatchEntry[]): Promise<unknown[]> {
     const groups = new Map<string, { shared: SharedArgs; indexes: number[] }>();
     entries.forEach((entry, index) => {
       const id = this.callGroup(entry.shared, entry.key);
@@ -139,7 +130,7 @@ export class Coalescer {
       }
       group.indexes.push(index);
     });
-    const replies: unknown[][] = new Array(entries.length);
+    const replies: unknown[] = new Array(entries.length);
     if (entries.length > 0) this.roundTrips += 1;
     const calls: Promise<void>[] = [];
     for (const { shared, indexes } of groups.values()) {
@@ -147,9 +138,9 @@ export class Coalescer {
         const chunk = indexes.slice(start, start + this.options.maxBatch);
         const batch = chunk.map((i) => entries[i] as BatchEntry);
         calls.push(
-          this.send(script, width, shared, batch, this.options.timeoutMs).then((reply) => {
+          this.send(script, shared, batch, this.options.timeoutMs).then((reply) => {
             chunk.forEach((entryIndex, i) => {
-              replies[entryIndex] = reply.slice(i * width, (i + 1) * width);
+              replies[entryIndex] = reply[i];
             });
           }),
         );
@@ -162,7 +153,6 @@ export class Coalescer {
   /** One script call for `batch`, checked for shape; errors become typed store errors. */
   private async send(
     script: ScriptName,
-    width: number,
     shared: SharedArgs,
     batch: readonly { key: string; args: readonly (string | number)[] }[],
     budgetMs: number,
@@ -174,7 +164,7 @@ export class Coalescer {
         Math.ceil(budgetMs),
         script,
       );
-      if (!Array.isArray(reply) || reply.length !== batch.length * width) {
+      if (!Array.isArray(reply) || reply.length !== batch.length) {
         throw new Error(
           `unexpected ${script} reply of length ${String((reply as unknown[])?.length)}`,
         );
@@ -223,29 +213,24 @@ export class Coalescer {
   }
 
   /** One call with what the lane has queued; then the next, while operations keep coming. */
-  private async sendQueued(script: ScriptName, width: number, lane: Lane): Promise<void> {
+  private async sendQueued(script: ScriptName, lane: Lane): Promise<void> {
     if (lane.queue.length === 0) return;
     const batch = lane.queue.splice(0, this.options.maxBatch);
     lane.sending += 1;
     // More than one call's worth queued: the rest leaves now too, if the lane has room.
-    if (lane.queue.length > 0) this.schedule(script, width, lane);
+    if (lane.queue.length > 0) this.schedule(script, lane);
     let earliest = Number.POSITIVE_INFINITY;
     for (const p of batch) if (p.deadline < earliest) earliest = p.deadline;
     const budgetMs = earliest - performance.now();
     this.roundTrips += 1;
     try {
-      const reply = await this.send(script, width, lane.shared, batch, budgetMs);
-      if (batch.length === 1) (batch[0] as Pending).resolve(reply);
-      else {
-        batch.forEach((p, i) => {
-          p.resolve(reply.slice(i * width, (i + 1) * width));
-        });
-      }
+      const reply = await this.send(script, lane.shared, batch, budgetMs);
+      for (let i = 0; i < batch.length; i++) (batch[i] as Pending).resolve(reply[i]);
     } catch (error) {
       for (const p of batch) p.reject(error as Error);
     }
     lane.sending -= 1;
-    if (lane.queue.length > 0) this.schedule(script, width, lane);
+    if (lane.queue.length > 0) this.schedule(script, lane);
   }
 }
 

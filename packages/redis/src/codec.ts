@@ -9,10 +9,25 @@ import type {
 const text = (value: unknown): string => (typeof value === 'string' ? value : String(value ?? ''));
 
 /**
- * One key's 8 fields of the claim script's reply; `token` is the one the caller generated and
- * sent. Fields are read where needed (no array of copies): this runs for every message.
+ * One key's element of the claim script's reply; `token` is the one the caller generated and
+ * sent, `leaseMs` the lease it asked for. A new id claimed answers the server's clock in µs
+ * alone (fencing token; attempt 1; lease until that instant's ms + `leaseMs`, as the script
+ * computed it), anything else 8 fields, read where needed: this runs for every message.
  */
-export function decodeClaim(fields: unknown[], token: string): ClaimOutcome {
+export function decodeClaim(reply: unknown, token: string, leaseMs: number): ClaimOutcome {
+  if (!Array.isArray(reply)) {
+    const micros = text(reply);
+    if (!/^\d{7,}$/.test(micros))
+      throw new Error(`unexpected claim reply ${JSON.stringify(micros)}`);
+    return {
+      status: 'claimed',
+      token,
+      fencingToken: Number(micros),
+      attempt: 1,
+      leaseExpiresAt: Number(micros.slice(0, -3)) + leaseMs,
+    };
+  }
+  const fields = reply as unknown[];
   const status = text(fields[0]);
   switch (status) {
     case 'claimed': {

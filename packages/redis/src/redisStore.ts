@@ -19,7 +19,6 @@ import { storeError, withTimeout } from './errors.js';
 import { HeldKeys } from './heldKeys.js';
 import { OwnerTokens } from './ownerTokens.js';
 import { type RedisClient, ScriptRunner } from './ScriptRunner.js';
-import { CLAIM_REPLY_WIDTH } from './scripts.js';
 import { runSelfTest, type SelfTestReport } from './selfTest.js';
 import { type SharedArgs, SharedArgsTable } from './sharedArgs.js';
 
@@ -231,14 +230,13 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     const cached = fromCache(key, request);
     if (cached) return cached;
     const token = tokens.next();
-    const fields = await batcher.run(
+    const reply = await batcher.run(
       'claim',
-      CLAIM_REPLY_WIDTH,
       key,
       claimArgs(token, request),
       sharedOfClaim(request),
     );
-    return afterClaim(key, token, request, fields);
+    return afterClaim(key, token, request, reply);
   }
 
   /** Synchronous unless replicas must acknowledge: an await per claim is a microtask turn. */
@@ -246,9 +244,9 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     key: string,
     token: string,
     request: ClaimRequest,
-    fields: unknown[],
+    reply: unknown,
   ): ClaimOutcome | Promise<ClaimOutcome> {
-    const outcome = decodeClaim(fields, token);
+    const outcome = decodeClaim(reply, token, request.leaseMs);
     if (outcome.status === 'claimed') {
       heldKeys.hold(token, request.scope, request.requestId, key);
       if (cache) heldFingerprints.set(key, request.fingerprint);
@@ -275,8 +273,8 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     shared: SharedArgs,
   ): Promise<TransitionOutcome> {
     assertOpen();
-    const reply = await batcher.run(script, 1, key, args, shared);
-    return Number(reply[0]) === 1 ? 'ok' : 'lease-lost';
+    const reply = await batcher.run(script, key, args, shared);
+    return Number(reply) === 1 ? 'ok' : 'lease-lost';
   }
 
   const store: RedisStore = {
@@ -292,7 +290,6 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
       );
       const replies = await batcher.runBatch(
         'claim',
-        CLAIM_REPLY_WIDTH,
         pending.map((p) => ({
           key: p.key,
           args: claimArgs(p.token, p.request),
@@ -301,7 +298,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
       );
       await Promise.all(
         pending.map(async (p, i) => {
-          outcomes[p.index] = await afterClaim(p.key, p.token, p.request, replies[i] ?? []);
+          outcomes[p.index] = await afterClaim(p.key, p.token, p.request, replies[i]);
         }),
       );
       return outcomes as ClaimOutcome[];

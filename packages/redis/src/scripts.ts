@@ -2,7 +2,8 @@
  * The Lua scripts behind every record transition. Each takes N record keys and a fixed stride
  * of arguments per key, so one call serves a single operation, `claimMany`, or a tick's worth of
  * coalesced operations on one slot. Time comes from the server (`TIME`), never the client.
- * Replies are flat arrays of strings and integers only, so RESP2 and RESP3 clients agree.
+ * Replies hold one element per key (a string, an integer, or an array of strings), so RESP2 and
+ * RESP3 clients agree.
  *
  * Arguments: first the call's shared ones (the same for every key of the call: TTLs, lease
  * length), then a fixed stride per key (its owner token, …). Operations with the same shared
@@ -69,18 +70,18 @@ return out
 
 /**
  * Shared ARGV: leaseMs, retainMs, ttlMs (= leaseMs + retainMs, the key's TTL). Per key: token,
- * fingerprint ('' = none). 8 reply fields per key.
+ * fingerprint ('' = none). Reply per key: for the common case, a new id claimed, the server's
+ * clock in µs (its fencing token; attempt 1, lease until its ms + leaseMs); else 8 fields
+ * {status, …}. One string instead of eight for most keys is less for Lua to build, for Redis to
+ * write and for the client to parse.
  */
 const CLAIM_SHARED = 3;
 const CLAIM_STRIDE = 2;
-export const CLAIM_REPLY_WIDTH = 8;
 export const claimScript = `${NOW}
 local out = {}
 local leaseMs, retainMs, ttlMs = tonumber(ARGV[1]), ARGV[2], ARGV[3]
 local function reply(i, a, b, c, d, e, f, g, h)
-  local o = (i - 1) * ${CLAIM_REPLY_WIDTH}
-  out[o + 1], out[o + 2], out[o + 3], out[o + 4] = a, b, c, d
-  out[o + 5], out[o + 6], out[o + 7], out[o + 8] = e, f, g, h
+  out[i] = {a, b, c, d, e, f, g, h}
 end
 -- The lease expiry of a claim taken now, formatted once per call.
 local leaseUntil = string.format('%.0f', now + leaseMs)
@@ -101,7 +102,7 @@ for i, key in ipairs(KEYS) do
   if redis.call('EXISTS', key) == 0 then
     -- The common case, a new id: attempt 1, fenced by the server's clock in µs.
     take(key, base, '1', nowUs)
-    reply(i, 'claimed', nowUs, '1', leaseUntil, '', '', '', '0')
+    out[i] = nowUs
   else
     local h = redis.call('HMGET', key, 's', 'a', 'f', 'l', 'p', 'c', 'v', 'en', 'em', 'ec')
     local state, fp = h[1], ARGV[base + 2]

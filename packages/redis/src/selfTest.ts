@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { ErrorCodes, IdemqError, type Logger, StoreUnavailableError } from '@idemq/core';
+import { decodeClaim } from './codec.js';
 import { storeError, withTimeout } from './errors.js';
 import type { RedisClient, ScriptRunner } from './ScriptRunner.js';
 
@@ -56,11 +57,13 @@ export async function runSelfTest(context: SelfTestContext): Promise<SelfTestRep
 
   const key = `${prefix}:{self-test-${randomUUID()}}`;
   try {
-    const claim = (await step('claim', () =>
-      runner.run('claim', [key], [5_000, 1_000, 6_000, randomUUID(), '']),
+    const token = randomUUID();
+    const [reply] = (await step('claim', () =>
+      runner.run('claim', [key], [5_000, 1_000, 6_000, token, '']),
     )) as unknown[];
-    if (claim[0] !== 'claimed')
-      throw new UnsupportedServerError(`probe claim answered ${String(claim[0])}`);
+    const claim = decodeProbeClaim(reply, token);
+    if (claim.status !== 'claimed' || claim.attempt !== 1)
+      throw new UnsupportedServerError(`probe claim answered ${JSON.stringify(claim)}`);
     const pttl = Number(await step('PTTL', () => client.pttl(key)));
     if (!(pttl > 0 && pttl <= 6_000)) {
       throw new UnsupportedServerError(`probe record expiry is ${pttl} ms, expected about 6000`);
@@ -73,6 +76,14 @@ export async function runSelfTest(context: SelfTestContext): Promise<SelfTestRep
     return { redisVersion, cluster, probeTtlMs: pttl };
   } finally {
     await client.del(key).catch(() => undefined);
+  }
+}
+
+function decodeProbeClaim(reply: unknown, token: string) {
+  try {
+    return decodeClaim(reply, token, 5_000);
+  } catch (error) {
+    throw new UnsupportedServerError(`probe claim: ${(error as Error).message}`);
   }
 }
 

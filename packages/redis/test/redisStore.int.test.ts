@@ -148,6 +148,12 @@ describe('redisStore on standalone Redis', () => {
     for (const [i, record] of records.entries()) {
       const { leaseMs, retainMs } = leases[i % 2 ? 1 : 0];
       expect(record?.state).toBe('IN_PROGRESS');
+      // A new id's claim answers the server's µs alone; what the client derives from it is
+      // exactly what the record holds.
+      const claim = claims[i];
+      expect(claim?.status === 'claimed' && claim.attempt).toBe(1);
+      expect(claim?.status === 'claimed' && claim.fencingToken).toBe(record?.fencingToken);
+      expect(claim?.status === 'claimed' && claim.leaseExpiresAt).toBe(record?.leaseExpiresAt);
       const leaseLeft = (record?.leaseExpiresAt ?? 0) - Date.now();
       expect(leaseLeft).toBeGreaterThan(leaseMs - 1_000);
       expect(leaseLeft).toBeLessThanOrEqual(leaseMs + 50);
