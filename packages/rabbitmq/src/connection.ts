@@ -1,6 +1,7 @@
 import { backoffDelayMs, TransportClosedError } from '@idemq/core';
 import { describeAmqpError, TransportUnavailableError } from './errors.js';
 import type { AmqpConnection, ResolvedOptions } from './options.js';
+import { closedWithin } from './rpcDeadline.js';
 
 /** A live connection and its generation (one per successful connect). */
 export interface LiveConnection {
@@ -13,6 +14,7 @@ type ConnectorSettings = Pick<
   | 'open'
   | 'owned'
   | 'connectTimeoutMs'
+  | 'rpcTimeoutMs'
   | 'reconnectInitialDelayMs'
   | 'reconnectMaxDelayMs'
   | 'logger'
@@ -122,11 +124,20 @@ export class Connector {
     this.rejectWaiters(new TransportClosedError('rabbitmq'));
     const live = this.live;
     this.live = undefined;
-    this.closing =
-      live && this.settings.owned
-        ? live.model.close().catch(() => undefined) // already closed by the broker: nothing to do
-        : Promise.resolve();
+    this.closing = live && this.settings.owned ? this.closeOwned(live.model) : Promise.resolve();
     return this.closing;
+  }
+
+  /**
+   * Closes a connection the transport opened (one already closed by the broker: nothing to do).
+   * RabbitMQ confirms a connection's close only once all its channels closed, which a channel
+   * waiting on a stuck queue never does: after rpcTimeoutMs the socket is destroyed instead, as
+   * a crash would, so that close() returns and the process can exit.
+   */
+  private async closeOwned(model: AmqpConnection): Promise<void> {
+    if (await closedWithin(() => model.close(), this.settings.rpcTimeoutMs)) return;
+    const { stream } = model.connection as { stream?: { destroy?: () => void } };
+    stream?.destroy?.();
   }
 
   private startLoop(): void {

@@ -71,10 +71,12 @@ export interface RabbitmqOptions {
   confirmTimeoutMs?: number;
   /**
    * How long RabbitMQ may take to answer a channel operation: opening a channel, declaring,
-   * checking or binding a queue or exchange, setting the prefetch, starting a consumer. After
-   * it the call fails with a retriable `TransportUnavailableError` and its channel is abandoned
-   * (closed without waiting). A queue stuck on the broker's side (its process blocked, a quorum
-   * queue without a leader) otherwise holds `subscribe()`, a re-subscription or a retry for ever.
+   * checking or binding a queue or exchange, setting the prefetch, starting or cancelling a
+   * consumer. After it the call fails with a retriable `TransportUnavailableError` and its
+   * channel is abandoned (closed without waiting). Closing a channel or the connection waits as
+   * long at most (then the connection's socket is destroyed). A queue stuck on the broker's side
+   * (its process blocked, a quorum queue without a leader) otherwise holds `subscribe()`,
+   * `stop()`, `close()`, a re-subscription or a retry for ever.
    * @default 30000
    */
   rpcTimeoutMs?: number;

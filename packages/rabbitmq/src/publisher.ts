@@ -17,7 +17,7 @@ import {
 import { PublishFailedError } from './errors.js';
 import { InternalHeaders, MAX_MESSAGE_ID_BYTES } from './headers.js';
 import type { ResolvedOptions } from './options.js';
-import { openedWithin } from './rpcDeadline.js';
+import { closedWithin, openedWithin } from './rpcDeadline.js';
 import type { Topology } from './topology.js';
 
 interface PublishChannel {
@@ -122,7 +122,10 @@ export class Publisher {
     this.closed = true;
     const channel = this.channel;
     this.channel = undefined;
-    if (channel) await channel.then((c) => c.tracker.channel.close()).catch(() => undefined);
+    if (channel) {
+      const close = () => channel.then((holder) => holder.tracker.channel.close());
+      await closedWithin(close, this.settings.rpcTimeoutMs);
+    }
   }
 
   /** The confirm channel of the current connection, opened on demand. */

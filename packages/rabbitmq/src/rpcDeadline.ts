@@ -47,3 +47,21 @@ export function openedWithin<C extends { close(): Promise<void> }>(
     opening.then((late) => late.close()).catch(() => undefined);
   });
 }
+
+/**
+ * Runs `close` (of a channel or a connection) and waits at most `timeoutMs` for it: a channel
+ * whose queue does not answer never confirms its close, nor does its connection. Never rejects
+ * (a close that fails has nothing left to close); resolves `false` when the time ran out.
+ */
+export function closedWithin(close: () => Promise<void>, timeoutMs: number): Promise<boolean> {
+  let closing: Promise<void>;
+  try {
+    closing = close();
+  } catch {
+    return Promise.resolve(true);
+  }
+  return answerWithin(closing, timeoutMs, 'a close', () => undefined).then(
+    () => true,
+    (error: unknown) => !(error instanceof TransportUnavailableError),
+  );
+}

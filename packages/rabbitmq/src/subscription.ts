@@ -7,7 +7,7 @@ import { type DeliveryChannel, type DeliveryContext, RabbitmqDelivery } from './
 import { describeAmqpError } from './errors.js';
 import { InternalHeaders, toIncoming } from './headers.js';
 import { DEFAULT_GROUP, type ResolvedOptions } from './options.js';
-import { answerWithin, openedWithin } from './rpcDeadline.js';
+import { answerWithin, closedWithin, openedWithin } from './rpcDeadline.js';
 import type { SubscriptionTopology, Topology } from './topology.js';
 
 /** One consumer channel: its deliveries can only ever be settled on it. */
@@ -105,7 +105,7 @@ export class RabbitmqSubscription implements Subscription {
       if (holder?.open) {
         // A clean shutdown gives every unsettled delivery back, free of an attempt.
         await Promise.allSettled([...holder.unsettled].map((d) => d.giveBack()));
-        await holder.tracker.channel.close().catch(() => undefined);
+        await this.closeChannel(holder);
       }
       this.end();
     })();
@@ -123,7 +123,7 @@ export class RabbitmqSubscription implements Subscription {
     this.current = undefined;
     if (holder) {
       retire(holder);
-      await holder.tracker.channel.close().catch(() => undefined);
+      await this.closeChannel(holder);
     }
     this.end();
   }
@@ -140,7 +140,7 @@ export class RabbitmqSubscription implements Subscription {
     const tag = holder?.consumerTag;
     if (!holder?.open || tag === undefined) return;
     holder.consumerTag = undefined;
-    await holder.tracker.channel.cancel(tag).catch(() => undefined);
+    await this.cancel(holder, tag);
   }
 
   /** Opens a channel, declares, sets the prefetch and consumes. */
@@ -189,12 +189,29 @@ export class RabbitmqSubscription implements Subscription {
     if (this.state === 'stopped') {
       // stop() came while consuming started: undo it; deliveries handed out stay settleable.
       holder.consumerTag = undefined;
-      await holder.tracker.channel.cancel(consumerTag).catch(() => undefined);
+      await this.cancel(holder, consumerTag);
     } else if (this.state === 'closed') {
       // The transport closed meanwhile: nothing will settle on this channel.
       retire(holder);
-      await holder.tracker.channel.close().catch(() => undefined);
+      await this.closeChannel(holder);
     }
+  }
+
+  /**
+   * Cancels the consumer; one the broker does not answer within rpcTimeoutMs drops the channel,
+   * so that stopping never waits for ever (its unsettled deliveries then come back redelivered).
+   */
+  private async cancel(holder: ConsumerChannel, tag: string): Promise<void> {
+    const cancelling = holder.tracker.channel.cancel(tag);
+    await this.answered(holder, `basic.cancel on queue "${this.names?.queue}"`, cancelling).catch(
+      () => undefined,
+    );
+  }
+
+  /** Closes the channel, waiting for the broker's answer at most rpcTimeoutMs. */
+  private closeChannel(holder: ConsumerChannel): Promise<boolean> {
+    const { channel } = holder.tracker;
+    return closedWithin(() => channel.close(), this.context.settings.rpcTimeoutMs);
   }
 
   /** `call`, an RPC on `holder`'s channel; left unanswered past rpcTimeoutMs, the channel is dropped. */

@@ -2,7 +2,7 @@ import type { Channel, Options } from 'amqplib';
 import type { Connector, LiveConnection } from './connection.js';
 import { describeAmqpError, TransportUnavailableError } from './errors.js';
 import { DEFAULT_GROUP, type ResolvedOptions } from './options.js';
-import { answerWithin } from './rpcDeadline.js';
+import { answerWithin, closedWithin } from './rpcDeadline.js';
 import { chooseTier, type TierChoice } from './tiers.js';
 
 /** The broker objects one subscription reads from and writes to. */
@@ -132,7 +132,8 @@ export class Topology {
     const channel = this.channel;
     this.channel = undefined;
     this.declared.clear();
-    if (channel) await channel.then((ch) => ch.close()).catch(() => undefined);
+    if (channel)
+      await closedWithin(() => channel.then((ch) => ch.close()), this.settings.rpcTimeoutMs);
   }
 
   /** A group queue of `destination`, bound to its exchange. */

@@ -94,4 +94,61 @@ describe('a queue whose process does not answer', () => {
     expect((await admin.queues(vhosts.main)).get(queue)?.consumers).toBe(1);
     expect(received).toHaveLength(ids.length);
   });
+
+  it('stops and closes within rpcTimeoutMs; the delivery it held comes back redelivered', async () => {
+    const { vhosts } = inject('amqp');
+    const admin = BrokerAdmin.local();
+    if (!vhosts || !admin) {
+      throw new Error('this test suspends a queue through rabbitmqctl: run it on the broker host');
+    }
+    const rpcTimeoutMs = 1_000;
+    const options = testOptions('classic', { rpcTimeoutMs });
+    const transport = rabbitmq(options);
+    cleanup.push(() => transport.close());
+    const source = uniqueSource('rpc-stop');
+    const held: Delivery[] = [];
+    const subscription = await transport.subscribe({
+      source,
+      maxInFlight: 4,
+      onDelivery: (delivery) => held.push(delivery),
+    });
+    await transport.publish(source, { requestId: 'held-while-stuck', body: { n: 1 } });
+    await until('the delivery', async () => held.length === 1);
+    const queue = (await transport.declare(source, 'default')).queue;
+    await admin.suspendQueue(vhosts.main, queue);
+    cleanup.push(() => admin.suspendQueue(vhosts.main, queue, false));
+
+    // basic.cancel goes unanswered: stop() drops the channel instead of waiting for ever.
+    const stopping = performance.now();
+    await subscription.stop();
+    expect(performance.now() - stopping).toBeLessThan(rpcTimeoutMs + 3_000);
+    const [delivery] = held as [Delivery];
+    expect(await delivery.ack().catch(() => false)).toBe(false);
+
+    // The connection's close waits on that channel: after rpcTimeoutMs its socket is destroyed.
+    const sockets = () =>
+      process.getActiveResourcesInfo().filter((resource) => resource === 'TCPSocketWrap').length;
+    const socketsBefore = sockets();
+    const closing = performance.now();
+    await subscription.close();
+    await transport.close();
+    expect(performance.now() - closing).toBeLessThan(2 * rpcTimeoutMs + 3_000);
+    await until('the socket to go', async () => sockets() === socketsBefore - 1, 2_000);
+
+    await admin.suspendQueue(vhosts.main, queue, false);
+    const again = rabbitmq(options);
+    cleanup.push(() => again.close());
+    const redelivered: Delivery[] = [];
+    const next = await again.subscribe({
+      source,
+      maxInFlight: 4,
+      onDelivery: (d) => redelivered.push(d),
+    });
+    cleanup.push(() => next.close());
+    await until('the redelivery', async () => redelivered.length === 1);
+    const [back] = redelivered as [Delivery];
+    expect(back.message.requestId).toBe('held-while-stuck');
+    expect(back.message.redelivered).toBe(true);
+    expect(await back.ack()).toBe(true);
+  });
 });
