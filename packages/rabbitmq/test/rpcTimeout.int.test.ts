@@ -28,21 +28,36 @@ async function until(what: string, check: () => Promise<boolean>, timeoutMs = 15
   }
 }
 
+const rpcTimeoutMs = 1_000;
+
+/** rabbitmqctl and the test vhost: these tests suspend a queue's process. */
+function brokerAdmin() {
+  const { vhosts } = inject('amqp');
+  const admin = BrokerAdmin.local();
+  if (!vhosts || !admin) {
+    throw new Error('this test suspends a queue through rabbitmqctl: run it on the broker host');
+  }
+  return {
+    vhost: vhosts.main,
+    admin,
+    /** Suspends `queue` (resumed at the test's end at the latest). */
+    async suspend(queue: string) {
+      await admin.suspendQueue(vhosts.main, queue);
+      cleanup.push(() => admin.suspendQueue(vhosts.main, queue, false));
+    },
+    resume: (queue: string) => admin.suspendQueue(vhosts.main, queue, false),
+  };
+}
+
 describe('a queue whose process does not answer', () => {
   it('fails subscribe() after rpcTimeoutMs instead of hanging, and leaves nothing behind', async () => {
-    const { vhosts } = inject('amqp');
-    const admin = BrokerAdmin.local();
-    if (!vhosts || !admin) {
-      throw new Error('this test suspends a queue through rabbitmqctl: run it on the broker host');
-    }
-    const rpcTimeoutMs = 1_000;
+    const broker = brokerAdmin();
     const options = testOptions('classic', { rpcTimeoutMs });
     const transport = rabbitmq(options);
     cleanup.push(() => transport.close());
     const source = uniqueSource('rpc');
     const { queue } = await transport.declare(source, 'default');
-    await admin.suspendQueue(vhosts.main, queue);
-    cleanup.push(() => admin.suspendQueue(vhosts.main, queue, false));
+    await broker.suspend(queue);
     const received: Delivery[] = [];
     const acks: Array<Promise<boolean>> = [];
     const request = {
@@ -76,9 +91,9 @@ describe('a queue whose process does not answer', () => {
 
     // The queue answers again: the abandoned channels close and take their late consumer
     // with them; a new subscription gets every message once.
-    await admin.suspendQueue(vhosts.main, queue, false);
+    await broker.resume(queue);
     await until('the abandoned consumer to go', async () => {
-      return (await admin.queues(vhosts.main)).get(queue)?.consumers === 0;
+      return (await broker.admin.queues(broker.vhost)).get(queue)?.consumers === 0;
     });
     const ids = Array.from({ length: 20 }, (_, n) => `after-${n}`);
     for (const requestId of ids) await transport.publish(source, { requestId, body: { n: 1 } });
@@ -88,20 +103,15 @@ describe('a queue whose process does not answer', () => {
     expect(await Promise.all(acks)).toEqual(ids.map(() => true));
     expect(received.map((d) => d.message.requestId).sort()).toEqual([...ids].sort());
     await until('the queue to drain', async () => {
-      const counts = (await admin.queues(vhosts.main)).get(queue);
+      const counts = (await broker.admin.queues(broker.vhost)).get(queue);
       return counts?.ready === 0 && counts.unacked === 0;
     });
-    expect((await admin.queues(vhosts.main)).get(queue)?.consumers).toBe(1);
+    expect((await broker.admin.queues(broker.vhost)).get(queue)?.consumers).toBe(1);
     expect(received).toHaveLength(ids.length);
   });
 
   it('stops and closes within rpcTimeoutMs; the delivery it held comes back redelivered', async () => {
-    const { vhosts } = inject('amqp');
-    const admin = BrokerAdmin.local();
-    if (!vhosts || !admin) {
-      throw new Error('this test suspends a queue through rabbitmqctl: run it on the broker host');
-    }
-    const rpcTimeoutMs = 1_000;
+    const broker = brokerAdmin();
     const options = testOptions('classic', { rpcTimeoutMs });
     const transport = rabbitmq(options);
     cleanup.push(() => transport.close());
@@ -114,9 +124,8 @@ describe('a queue whose process does not answer', () => {
     });
     await transport.publish(source, { requestId: 'held-while-stuck', body: { n: 1 } });
     await until('the delivery', async () => held.length === 1);
-    const queue = (await transport.declare(source, 'default')).queue;
-    await admin.suspendQueue(vhosts.main, queue);
-    cleanup.push(() => admin.suspendQueue(vhosts.main, queue, false));
+    const { queue } = await transport.declare(source, 'default');
+    await broker.suspend(queue);
 
     // basic.cancel goes unanswered: stop() drops the channel instead of waiting for ever.
     const stopping = performance.now();
@@ -135,7 +144,7 @@ describe('a queue whose process does not answer', () => {
     expect(performance.now() - closing).toBeLessThan(2 * rpcTimeoutMs + 3_000);
     await until('the socket to go', async () => sockets() === socketsBefore - 1, 2_000);
 
-    await admin.suspendQueue(vhosts.main, queue, false);
+    await broker.resume(queue);
     const again = rabbitmq(options);
     cleanup.push(() => again.close());
     const redelivered: Delivery[] = [];
