@@ -36,3 +36,29 @@ export function assertRecordFits(topic: string, record: ProducedRecord, maxBytes
     );
   }
 }
+
+/** Kafka cannot give a subscription what it needs: a topic it does not know, say. */
+export class TransportUnavailableError extends IdemqError {
+  constructor(message: string, options: { cause?: unknown; retriable?: boolean } = {}) {
+    super(ErrorCodes.TRANSPORT_UNAVAILABLE, message, {
+      retriable: options.retriable ?? true,
+      cause: options.cause,
+    });
+  }
+}
+
+/**
+ * What a failed join throws: a topic the cluster does not know (kafkajs's protocol error
+ * `UNKNOWN_TOPIC_OR_PARTITION`, untyped and nameless) as a `TransportUnavailableError` naming
+ * the topics; anything else as it came.
+ */
+export function joinError(topics: readonly string[], error: unknown): unknown {
+  if ((error as { type?: unknown } | null)?.type !== 'UNKNOWN_TOPIC_OR_PARTITION') return error;
+  const named = topics.map((topic) => `topic "${topic}"`).join(' or ');
+  return new TransportUnavailableError(
+    `Kafka does not know ${named} (UNKNOWN_TOPIC_OR_PARTITION): create it before subscribing ` +
+      '(idemq creates its retry topics only). A broker that creates topics on first use may ' +
+      'know it moments later.',
+    { cause: error },
+  );
+}

@@ -15,7 +15,7 @@ export type {
 } from './client.js';
 export type { RecordOrigin } from './deadLetter.js';
 export type { KafkaRawMessage } from './delivery.js';
-export { PublishFailedError } from './errors.js';
+export { PublishFailedError, TransportUnavailableError } from './errors.js';
 export { KafkaHeaders } from './headers.js';
 export {
   KAFKA_TRANSPORT_DEFAULTS,

@@ -19,6 +19,7 @@ import type {
 import { Committer } from './committer.js';
 import { deadLetterRecord } from './deadLetter.js';
 import { type DeliveryHost, type Handout, incomingMessage, KafkaDelivery } from './delivery.js';
+import { joinError } from './errors.js';
 import { type LaneMessage, PartitionLane } from './partitionWorker.js';
 import { type RetryMode, readRetryHeaders, retryRecord } from './retry.js';
 
@@ -105,12 +106,16 @@ export class KafkaSubscription implements Subscription, DeliveryHost {
 
   /** Joins the group; resolves once the first assignment is known and may be consumed. */
   async open(): Promise<void> {
-    await this.consumer.start(this.topics, this.settings.fromBeginning, {
-      eachBatch: async (batch) => this.onBatch(batch),
-      onGroupJoin: (join) => this.onGroupJoin(join),
-      onRebalancing: () => this.onRebalancing(),
-      onCrash: (error, restarting) => this.onCrash(error, restarting),
-    });
+    await this.consumer
+      .start(this.topics, this.settings.fromBeginning, {
+        eachBatch: async (batch) => this.onBatch(batch),
+        onGroupJoin: (join) => this.onGroupJoin(join),
+        onRebalancing: () => this.onRebalancing(),
+        onCrash: (error, restarting) => this.onCrash(error, restarting),
+      })
+      .catch((error: unknown) => {
+        throw joinError(this.topics, error);
+      });
     this.started = true;
     await this.takeover;
   }

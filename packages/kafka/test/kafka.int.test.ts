@@ -9,7 +9,7 @@ import {
 } from '@idemq/core';
 import { Kafka, logLevel, Partitioners } from 'kafkajs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { KafkaHeaders, type KafkaTransport } from '../src/index.js';
+import { KafkaHeaders, type KafkaTransport, TransportUnavailableError } from '../src/index.js';
 import { admin, brokers, createTopics, testTransport, topicName } from './helpers.js';
 import { TEST_TIMINGS } from './timings.js';
 
@@ -51,6 +51,20 @@ async function eventually(
 }
 
 describe('kafka transport on a real broker', () => {
+  it('a source topic that does not exist fails subscribe() with a typed error that names it', async () => {
+    const topic = topicName('missing');
+    const failure = await transport()
+      .subscribe({ source: topic, maxInFlight: 1, onDelivery: () => undefined })
+      .then(
+        () => new Error('subscribed to a topic that does not exist'),
+        (error: unknown) => error,
+      );
+    expect(failure).toBeInstanceOf(TransportUnavailableError);
+    expect((failure as TransportUnavailableError).code).toBe(ErrorCodes.TRANSPORT_UNAVAILABLE);
+    expect((failure as Error).message).toContain(`topic "${topic}"`);
+    expect((failure as Error).message).toMatch(/UNKNOWN_TOPIC_OR_PARTITION/);
+  });
+
   it('bad input is dead-lettered with reason headers and the partition keeps flowing', async () => {
     const topic = topicName('bad-input');
     await createTopics([topic, `${topic}.dlq`], 1);
