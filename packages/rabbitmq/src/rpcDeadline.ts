@@ -1,7 +1,7 @@
 import { TransportUnavailableError } from './errors.js';
 
 /**
- * `call` (a channel RPC: open, declare, check, prefetch, consume), or a retriable
+ * `call` (a channel RPC: open, declare, check, prefetch, consume, cancel), or a retriable
  * `TransportUnavailableError` once it has gone `timeoutMs` without an answer. amqplib waits for
  * ever: a queue whose process is stuck (a classic queue's process blocked, a quorum queue without
  * a leader) never answers a declare or a consume, and `start()`, a re-subscription or a retry's
