@@ -1,3 +1,6 @@
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ErrorCodes } from '../errors/codes.js';
 import { memoryBroker } from './memoryBroker.js';
@@ -238,6 +241,40 @@ describe('memoryTransport delivery', () => {
 });
 
 describe('memoryTransport connections', () => {
+  it('a running subscription keeps the process alive, as a broker connection does; a closed one not', async () => {
+    // A message retried after 300 ms: nothing but the subscription waits for it. Runs the
+    // built package, as a user's script would.
+    const script = `
+      import { memoryTransport } from '@idemq/core';
+      const transport = memoryTransport();
+      let subscription;
+      const redelivered = new Promise((resolve) => {
+        subscription = transport.subscribe({
+          source: 's',
+          maxInFlight: 1,
+          onDelivery: (delivery) => {
+            if (delivery.message.attempt === 1) void delivery.retry({ delayMs: 300 });
+            else void delivery.ack().then(resolve);
+          },
+        });
+      });
+      await transport.publish('s', { body: 'x' });
+      await redelivered;
+      console.log('redelivered');
+      await (await subscription).close();
+      await transport.publish('s', { body: 'left for nobody' });
+    `;
+    const run = promisify(execFile);
+    const packageDir = fileURLToPath(new URL('../..', import.meta.url));
+    const started = performance.now();
+    const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], {
+      cwd: packageDir,
+      timeout: 10_000,
+    });
+    expect(stdout.trim()).toBe('redelivered');
+    expect(performance.now() - started).toBeLessThan(5_000);
+  }, 15_000);
+
   it('close() gives unsettled deliveries to another transport on the same broker, redelivered', async () => {
     const broker = memoryBroker();
     const crashing = transport({ broker });

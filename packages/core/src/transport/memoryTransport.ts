@@ -158,6 +158,11 @@ class MemorySubscription implements Subscription, BrokerSubscriber {
   private readonly group: string;
   private readonly unsettled = new Map<QueuedMessage, (countAttempt: boolean) => void>();
   private ended = false;
+  /**
+   * Keeps the process alive while the subscription is open, as a broker connection's socket
+   * does: its own timers (retry delays, leases) do not, so that a closed one holds nothing.
+   */
+  private keepAlive: ReturnType<typeof setInterval> | undefined;
 
   constructor(
     private readonly broker: MemoryBroker,
@@ -169,6 +174,7 @@ class MemorySubscription implements Subscription, BrokerSubscriber {
   }
 
   open(): void {
+    this.keepAlive = setInterval(() => undefined, 1 << 30);
     this.broker.attach(this.request.source, this.group, this);
   }
 
@@ -255,6 +261,7 @@ class MemorySubscription implements Subscription, BrokerSubscriber {
     if (this.ended) return;
     this.ended = true;
     this.fetching = false;
+    clearInterval(this.keepAlive);
     this.broker.detach(this.request.source, this.group, this);
     for (const giveBackNow of [...this.unsettled.values()]) giveBackNow(how === 'crash');
     this.settings.onClosed(this);
