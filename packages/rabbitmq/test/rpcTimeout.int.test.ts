@@ -1,7 +1,7 @@
-import type { Delivery } from '@idemq/core';
+import type { Delivery, Logger } from '@idemq/core';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { rabbitmq, TransportUnavailableError } from '../src/index.js';
-import { BrokerAdmin } from './broker.js';
+import { BrokerAdmin, cuttableConnections } from './broker.js';
 import { testOptions, uniqueSource } from './harness.js';
 
 const cleanup: Array<() => Promise<unknown>> = [];
@@ -159,5 +159,51 @@ describe('a queue whose process does not answer', () => {
     expect(back.message.requestId).toBe('held-while-stuck');
     expect(back.message.redelivered).toBe(true);
     expect(await back.ack()).toBe(true);
+  });
+
+  it('a re-subscription whose declaration goes unanswered tries again until the queue answers', async () => {
+    const broker = brokerAdmin();
+    const { url, ...options } = testOptions('classic', {
+      rpcTimeoutMs,
+      reconnect: { initialDelayMs: 50, maxDelayMs: 200 },
+    });
+    const failures: string[] = [];
+    const logger: Logger = {
+      debug: () => undefined,
+      info: () => undefined,
+      error: () => undefined,
+      warn: (obj, msg) => {
+        if (msg?.includes('subscribing again failed'))
+          failures.push(String(Reflect.get(obj, 'error')));
+      },
+    };
+    const connections = cuttableConnections(url);
+    const transport = rabbitmq({ ...options, connection: connections.connect, logger });
+    cleanup.push(() => transport.close());
+    const source = uniqueSource('rpc-revive');
+    const received: string[] = [];
+    const subscription = await transport.subscribe({
+      source,
+      maxInFlight: 4,
+      onDelivery: (delivery: Delivery) => {
+        received.push(String(delivery.message.requestId));
+        void delivery.ack();
+      },
+    });
+    cleanup.push(() => subscription.close());
+    const { queue } = await transport.declare(source, 'default');
+    await broker.suspend(queue);
+
+    // The connection drops; the new one must declare again, and the queue does not answer.
+    connections.cut();
+    await until('a re-declaration to time out', async () =>
+      failures.some((failure) => failure.includes(`declaration of queue "${queue}"`)),
+    );
+    expect(subscription.health().status).toBe('degraded');
+
+    await broker.resume(queue);
+    await until('consuming again', async () => subscription.health().status === 'up');
+    await transport.publish(source, { requestId: 'after-the-outage', body: { n: 1 } });
+    await until('the message', async () => received.includes('after-the-outage'));
   });
 });
