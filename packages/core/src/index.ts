@@ -42,6 +42,7 @@ export {
   ResultTooLargeError,
   StoreClosedError,
   StoreUnavailableError,
+  TransportUnavailableError,
   toError,
 } from './errors/index.js';
 // Ids

@@ -1,5 +1,8 @@
-import { ErrorCodes, IdemqError } from '@idemq/core';
+import { ErrorCodes, IdemqError, TransportUnavailableError } from '@idemq/core';
 import type { ProducedRecord } from './client.js';
+
+/** Core's, so that one check catches it from every adapter. */
+export { TransportUnavailableError };
 
 /** A publish Kafka would refuse: over `maxPayloadBytes`, refused before sending. Not retriable. */
 export class PublishFailedError extends IdemqError {
@@ -34,16 +37,6 @@ export function assertRecordFits(topic: string, record: ProducedRecord, maxBytes
       `The record for topic "${topic}" is ${bytes} bytes (value, key and headers), over the ` +
         `${maxBytes}-byte limit (maxPayloadBytes; the broker's message.max.bytes)`,
     );
-  }
-}
-
-/** Kafka cannot give a subscription what it needs: a topic it does not know, say. */
-export class TransportUnavailableError extends IdemqError {
-  constructor(message: string, options: { cause?: unknown; retriable?: boolean } = {}) {
-    super(ErrorCodes.TRANSPORT_UNAVAILABLE, message, {
-      retriable: options.retriable ?? true,
-      cause: options.cause,
-    });
   }
 }
 

@@ -1,4 +1,7 @@
-import { ErrorCodes, IdemqError } from '@idemq/core';
+import { ErrorCodes, IdemqError, TransportUnavailableError } from '@idemq/core';
+
+/** Core's, so that one check catches it from every adapter. */
+export { TransportUnavailableError };
 
 /** Codes of the errors this transport raises (listed in core's `ErrorCodes` and docs/errors.md). */
 export const RabbitmqErrorCodes = {
@@ -39,16 +42,6 @@ export class PublishFailedError extends IdemqError {
     this.failure = failure;
     this.exchange = target.exchange;
     this.routingKey = target.routingKey;
-  }
-}
-
-/** The broker could not be reached (or a declaration failed) within the configured time. */
-export class TransportUnavailableError extends IdemqError {
-  constructor(message: string, options: { cause?: unknown; retriable?: boolean } = {}) {
-    super(RabbitmqErrorCodes.TRANSPORT_UNAVAILABLE, message, {
-      retriable: options.retriable ?? true,
-      cause: options.cause,
-    });
   }
 }
 

@@ -1,3 +1,4 @@
+import { TransportUnavailableError as CoreTransportUnavailableError } from '@idemq/core';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { TransportUnavailableError } from './errors.js';
 import { answerWithin } from './rpcDeadline.js';
@@ -34,6 +35,8 @@ describe('answerWithin', () => {
     expect(abandon).toHaveBeenCalledTimes(1);
     const error = await outcome;
     expect(error).toBeInstanceOf(TransportUnavailableError);
+    // Core's class, re-exported: one check catches it from every adapter.
+    expect(TransportUnavailableError).toBe(CoreTransportUnavailableError);
     expect((error as TransportUnavailableError).retriable).toBe(true);
     expect((error as Error).message).toMatch(/basic\.consume on queue "orders" within 1000 ms/);
     // The channel closing later rejects the call: already answered, nothing changes.

@@ -1,4 +1,7 @@
-import { ErrorCodes, IdemqError } from '@idemq/core';
+import { ErrorCodes, IdemqError, TransportUnavailableError } from '@idemq/core';
+
+/** Core's, so that one check catches it from every adapter. */
+export { TransportUnavailableError };
 
 /** The SQS limit on visibility: 12 hours from a message's receive (API_ChangeMessageVisibility). */
 export const MAX_VISIBILITY_MS = 12 * 60 * 60 * 1000;
@@ -51,19 +54,6 @@ export class PayloadTooLargeError extends PublishFailedError {
     );
     this.bytes = bytes;
     this.maxBytes = maxBytes;
-  }
-}
-
-/**
- * SQS could not be used for a queue: it does not exist, the credentials or permissions are
- * refused, or the service could not be reached. `retriable` for the last kind only.
- */
-export class TransportUnavailableError extends IdemqError {
-  constructor(message: string, options: { cause?: unknown; retriable?: boolean } = {}) {
-    super(ErrorCodes.TRANSPORT_UNAVAILABLE, message, {
-      retriable: options.retriable ?? true,
-      cause: options.cause,
-    });
   }
 }
 

@@ -32,6 +32,20 @@ export class StoreUnavailableError extends IdemqError {
   }
 }
 
+/**
+ * A transport could not give what was asked of it: the broker unreachable, or not answering, in
+ * time (retriable), or a queue, topic or permission it lacks (retriable or not, as the adapter
+ * says). One class for every adapter, so a caller checks for it once.
+ */
+export class TransportUnavailableError extends IdemqError {
+  constructor(message: string, options: { cause?: unknown; retriable?: boolean } = {}) {
+    super(ErrorCodes.TRANSPORT_UNAVAILABLE, message, {
+      retriable: options.retriable ?? true,
+      cause: options.cause,
+    });
+  }
+}
+
 /** The record is owned by another claim: this owner's lease was taken over or released. */
 export class LeaseLostError extends IdemqError {
   readonly requestId: string;

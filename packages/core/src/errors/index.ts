@@ -9,6 +9,7 @@ export {
   ResultTooLargeError,
   StoreClosedError,
   StoreUnavailableError,
+  TransportUnavailableError,
   toError,
 } from './errors.js';
 export { IdemqError, type IdemqErrorOptions, isIdemqError } from './IdemqError.js';
