@@ -161,9 +161,14 @@ describe('a queue whose process does not answer', () => {
     expect(await back.ack()).toBe(true);
   });
 
-  it('a re-subscription whose declaration goes unanswered tries again until the queue answers', async () => {
+  /**
+   * Cuts the connection of a consuming subscription while its queue's process does not answer:
+   * the re-subscription's `stuckStep` must time out, be tried again with backoff, and consuming
+   * resume once the queue answers.
+   */
+  async function resubscribeWhileStuck(queueType: 'classic' | 'quorum', stuckStep: RegExp) {
     const broker = brokerAdmin();
-    const { url, ...options } = testOptions('classic', {
+    const { url, ...options } = testOptions(queueType, {
       rpcTimeoutMs,
       reconnect: { initialDelayMs: 50, maxDelayMs: 200 },
     });
@@ -194,16 +199,29 @@ describe('a queue whose process does not answer', () => {
     const { queue } = await transport.declare(source, 'default');
     await broker.suspend(queue);
 
-    // The connection drops; the new one must declare again, and the queue does not answer.
+    // The connection drops; the new one must declare and consume again, and the queue does not
+    // answer one of them.
     connections.cut();
-    await until('a re-declaration to time out', async () =>
-      failures.some((failure) => failure.includes(`declaration of queue "${queue}"`)),
-    );
+    const failed = () => failures.filter((failure) => stuckStep.test(failure.replace(queue, 'Q')));
+    await until('the stuck step to time out twice', async () => failed().length >= 2);
+    expect(failed()[0]).toContain(`within ${rpcTimeoutMs} ms`);
     expect(subscription.health().status).toBe('degraded');
 
     await broker.resume(queue);
     await until('consuming again', async () => subscription.health().status === 'up');
     await transport.publish(source, { requestId: 'after-the-outage', body: { n: 1 } });
     await until('the message', async () => received.includes('after-the-outage'));
+    expect(received.filter((id) => id === 'after-the-outage')).toHaveLength(1);
+  }
+
+  it('a re-subscription whose declaration goes unanswered tries again until the queue answers', async () => {
+    // A suspended classic queue leaves even its declaration unanswered.
+    await resubscribeWhileStuck('classic', /declaration of queue "Q"/);
+  });
+
+  it('a re-subscription whose consume goes unanswered tries again until the queue answers', async () => {
+    // A suspended quorum queue still answers its declaration (the vhost's queue registry does),
+    // but not the consume, which its own process must register.
+    await resubscribeWhileStuck('quorum', /basic\.consume on queue "Q"/);
   });
 });
