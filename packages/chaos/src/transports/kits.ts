@@ -48,8 +48,9 @@ export interface BrokerKit {
   /** The F04 fault; returns what it did, for the report. */
   breakConnections(pool: WorkerPool, random: () => number): Promise<string>;
   /**
-   * Where the run's messages sit, by queue (ready and unacked), for a run that did not settle:
-   * copies parked in a retry tier, held by a consumer, or nowhere. Only where the broker says.
+   * Where the run's messages sit, by queue (ready, unacked, and dead letters a queue still holds),
+   * for a run that did not settle: copies parked in a retry tier, held by a consumer, or nowhere.
+   * Only where the broker says.
    */
   queueDepths?(): Promise<string>;
   close(): Promise<void>;
@@ -157,16 +158,29 @@ async function rabbitmqKit(runId: string, amqpUrl: string): Promise<BrokerKit> {
       return F04_METHOD.rabbitmq;
     },
     async queueDepths() {
-      const columns = ['name', 'messages_ready', 'messages_unacknowledged'];
+      const columns = ['name', 'messages', 'messages_ready', 'messages_unacknowledged'];
       const { stdout } = await ctl('list_queues', '-q', '-p', vhost, ...columns);
       const rows = stdout
         .split('\n')
         .map((line) => line.trim().split(/\s+/))
-        .filter((row) => row.length === 3 && row[0] !== 'name');
-      const held = rows.filter(([, ready, unacked]) => ready !== '0' || unacked !== '0');
+        .filter((row) => row.length === 4 && row[0] !== 'name')
+        .map(([name, total, ready, unacked]) => ({
+          name: name as string,
+          ready: Number(ready),
+          unacked: Number(unacked),
+          // A quorum queue's at-least-once dead letters count in `messages` only (neither ready
+          // nor unacked) until the queue has forwarded them: a retry copy stuck on its way back
+          // from a tier queue would show here and nowhere else.
+          deadLettered: Number(total) - Number(ready) - Number(unacked),
+        }));
+      const held = rows.filter((row) => row.ready + row.unacked + row.deadLettered > 0);
       if (held.length === 0) return `every queue of the run is empty (${rows.length} queues)`;
       return held
-        .map(([name, ready, unacked]) => `${name}: ${ready} ready, ${unacked} unacked`)
+        .map(
+          (row) =>
+            `${row.name}: ${row.ready} ready, ${row.unacked} unacked` +
+            (row.deadLettered > 0 ? `, ${row.deadLettered} dead-lettered not yet forwarded` : ''),
+        )
         .join('; ');
     },
     async close() {
