@@ -10,7 +10,7 @@ import type { ConsumeMessage, Options } from 'amqplib';
 import type { ChannelAcks } from './acks.js';
 import type { ConfirmTracker } from './confirms.js';
 import { capText, copyOptions, InternalHeaders } from './headers.js';
-import type { SubscriptionTopology, Topology } from './topology.js';
+import type { RetryTier, SubscriptionTopology, Topology } from './topology.js';
 
 /** The channel a message was delivered on: its delivery tags mean nothing on any other. */
 export interface DeliveryChannel {
@@ -160,32 +160,39 @@ export class RabbitmqDelivery extends OnceSettlement implements Delivery {
     await this.on.acks.ack(this.original).catch(() => undefined);
   }
 
-  /** A copy back into the source queue, straight or through the tier queue of `delayMs`. */
+  /**
+   * A copy back into the source queue, straight or through the tier queue of `delayMs`. A copy
+   * in a tier carries when it is due back, and the tier is watched in case the broker keeps it.
+   */
   private async requeueCopy(attempt: number, delayMs: number, notBefore?: number): Promise<void> {
-    let target = this.names.queue;
+    let tier: RetryTier | undefined;
     let deadline = notBefore;
     if (delayMs > 0) {
-      const tier = await this.context.topology
+      tier = await this.context.topology
         .retryTier(this.names.queue, delayMs)
         .catch((error: unknown) => {
           this.requeueOriginal();
           this.finish();
           throw error;
         });
-      target = tier.queue;
       if (tier.hop) deadline ??= Date.now() + delayMs;
     }
+    const publishedAt = Date.now();
+    const drop: string[] = deadline === undefined ? [InternalHeaders.notBefore] : [];
+    if (!tier) drop.push(InternalHeaders.due);
     await this.replaceWith(
       '',
-      target,
+      tier?.queue ?? this.names.queue,
       copyOptions(this.original, {
         set: {
           [InternalHeaders.attempt]: attempt,
           ...(deadline === undefined ? {} : { [InternalHeaders.notBefore]: deadline }),
+          ...(tier ? { [InternalHeaders.due]: publishedAt + tier.tierMs } : {}),
         },
-        drop: deadline === undefined ? [InternalHeaders.notBefore] : [],
+        drop,
       }),
     );
+    if (tier) this.context.topology.copyParked(tier, this.names.queue, publishedAt);
   }
 }
 

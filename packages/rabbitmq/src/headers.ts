@@ -12,6 +12,8 @@ export const InternalHeaders = {
   requestId: 'x-idemq-request-id',
   /** Epoch ms before which a delayed copy must not be handed out (delays beyond every tier). */
   notBefore: 'x-idemq-not-before',
+  /** Epoch ms by which a copy in a retry tier is due back in its queue (see `TierSweeper`). */
+  due: 'x-idemq-due',
 } as const;
 
 const INTERNAL = new Set<string>(Object.values(InternalHeaders));

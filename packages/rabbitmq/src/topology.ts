@@ -3,6 +3,7 @@ import type { Connector, LiveConnection } from './connection.js';
 import { describeAmqpError, TransportUnavailableError } from './errors.js';
 import { DEFAULT_GROUP, type ResolvedOptions } from './options.js';
 import { answerWithin, closedWithin } from './rpcDeadline.js';
+import { TierSweeper } from './tierSweeper.js';
 import { chooseTier, type TierChoice } from './tiers.js';
 
 /** The broker objects one subscription reads from and writes to. */
@@ -31,6 +32,7 @@ type TopologySettings = Pick<
   | 'exchangeName'
   | 'retryTiersMs'
   | 'rpcTimeoutMs'
+  | 'logger'
 >;
 
 /**
@@ -46,10 +48,15 @@ export class Topology {
   private channel: Promise<Channel> | undefined;
   private readonly declared = new Map<string, Promise<void>>();
 
+  /** Moves back copies a tier keeps past their time. */
+  private readonly sweeper: TierSweeper;
+
   constructor(
     private readonly connector: Connector,
     private readonly settings: TopologySettings,
-  ) {}
+  ) {
+    this.sweeper = new TierSweeper(connector, settings);
+  }
 
   /** The names a subscription of `source` in `group` uses. */
   names(source: string, group: string = DEFAULT_GROUP): SubscriptionTopology {
@@ -122,13 +129,22 @@ export class Topology {
     return { ...choice, queue: tierQueue };
   }
 
+  /**
+   * A copy was confirmed into `tier` at `publishedAt` (epoch ms): should the broker keep it
+   * there past its time, the sweeper moves it back to `queue`.
+   */
+  copyParked(tier: RetryTier, queue: string, publishedAt: number): void {
+    this.sweeper.watch(tier.queue, queue, tier.tierMs, publishedAt);
+  }
+
   /** Forgets what was declared: after a queue was deleted under us, say. */
   reset(): void {
     this.declared.clear();
   }
 
-  /** Closes the declaration channel. */
+  /** Closes the declaration channel and stops watching tiers. */
   async close(): Promise<void> {
+    this.sweeper.stop();
     const channel = this.channel;
     this.channel = undefined;
     this.declared.clear();
