@@ -45,8 +45,6 @@ export class TierSweeper {
   private armedFor = Number.POSITIVE_INFINITY;
   private sweeping = false;
   private stopped = false;
-  /** Copies moved back so far (for tests and diagnostics). */
-  moved = 0;
 
   constructor(
     private readonly connector: Connector,
@@ -138,7 +136,6 @@ export class TierSweeper {
         }
         channel.ack(got);
         moved += 1;
-        this.moved += 1;
       }
     } catch (error) {
       logger.warn(
