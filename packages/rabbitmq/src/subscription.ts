@@ -148,6 +148,7 @@ export class RabbitmqSubscription implements Subscription {
     const { connector, topology, settings } = this.context;
     const live = await connector.get();
     this.names = await topology.subscription(this.request.source, this.group);
+    topology.watchTiersOf(this.names.queue);
     const channel = await openedWithin(live.model.createConfirmChannel(), settings.rpcTimeoutMs);
     const holder: ConsumerChannel = {
       tracker: new ConfirmTracker(channel, settings.confirmTimeoutMs),

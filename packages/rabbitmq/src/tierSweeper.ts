@@ -37,7 +37,9 @@ export interface TierSweeperSettings {
  * from the tier; the first one not overdue goes back (a tier is FIFO with one TTL, so none behind
  * it is due either) and sets the next look. Several consumers may sweep one tier: `basic.get`
  * hands each copy to one of them, and a sweeper that dies mid-move leaves at worst a duplicate,
- * which idempotency absorbs.
+ * which idempotency absorbs. A subscription also looks at every tier of its queue when it
+ * starts, so copies parked by a consumer that stopped or crashed are not left to the broker
+ * alone (a tier never used answers 404 and is dropped).
  */
 export class TierSweeper {
   private readonly watched = new Map<string, Watch>();
@@ -140,6 +142,8 @@ export class TierSweeper {
         moved += 1;
       }
     } catch (error) {
+      // A tier never used (only used tiers are declared) has nothing to give back.
+      if ((error as { code?: unknown }).code === 404) return undefined;
       logger.warn(
         { tier, error: describeAmqpError(error) },
         'idemq rabbitmq: looking for overdue copies in a retry tier failed; trying again',

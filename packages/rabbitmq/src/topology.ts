@@ -105,7 +105,7 @@ export class Topology {
   /** The tier queue a retry of `delayMs` waits in; it dead-letters back to `queue`. */
   async retryTier(queue: string, delayMs: number): Promise<RetryTier> {
     const choice = chooseTier(this.settings.retryTiersMs, delayMs);
-    const tierQueue = `${queue}.retry.${choice.tierMs}`;
+    const tierQueue = tierQueueName(queue, choice.tierMs);
     if (this.settings.declare) {
       const quorum = this.settings.queueType === 'quorum';
       await this.once(`queue:${tierQueue}`, (ch) =>
@@ -135,6 +135,17 @@ export class Topology {
    */
   copyParked(tier: RetryTier, queue: string, publishedAt: number): void {
     this.sweeper.watch(tier.queue, queue, tier.tierMs, publishedAt);
+  }
+
+  /**
+   * Looks at every retry tier of `queue` once its longest-kept copy would be overdue: copies a
+   * consumer parked before it stopped (or crashed) are not left to the broker alone either.
+   */
+  watchTiersOf(queue: string): void {
+    const now = Date.now();
+    for (const tierMs of this.settings.retryTiersMs) {
+      this.sweeper.watch(tierQueueName(queue, tierMs), queue, tierMs, now);
+    }
   }
 
   /** Forgets what was declared: after a queue was deleted under us, say. */
@@ -256,4 +267,9 @@ export class Topology {
     );
     return opening;
   }
+}
+
+/** The retry tier of `tierMs` for `queue`. */
+function tierQueueName(queue: string, tierMs: number): string {
+  return `${queue}.retry.${tierMs}`;
 }

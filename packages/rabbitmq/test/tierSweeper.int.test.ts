@@ -70,4 +70,55 @@ describe('a retry tier that keeps its copies past their time', () => {
       expect(seen).toHaveLength(2);
     },
   );
+
+  it('has a copy parked by a consumer that stopped moved back by the next one to subscribe', async () => {
+    const tierMs = 500;
+    const source = uniqueSource('orphan');
+    const options = testOptions('quorum', { retryTiersMs: [tierMs] });
+    const first = rabbitmq(options);
+    cleanup.push(() => first.close());
+    const { queue } = await first.declare(source, 'default');
+    const tier = `${queue}.retry.${tierMs}`;
+    const raw = await amqplib.connect(options.url);
+    cleanup.push(() => raw.close());
+    const admin = await raw.createChannel();
+    await admin.assertQueue(tier, { durable: true, arguments: { 'x-queue-type': 'quorum' } });
+    cleanup.push(() => admin.deleteQueue(tier));
+
+    // The first consumer parks a copy in the tier, then goes away before it is due.
+    const parked: Array<Promise<boolean>> = [];
+    const gone = rabbitmq({ ...options, declare: false });
+    cleanup.push(() => gone.close());
+    await gone.subscribe({
+      source,
+      maxInFlight: 1,
+      onDelivery: (delivery: Delivery) => parked.push(delivery.retry({ delayMs: tierMs })),
+    });
+    await first.publish(source, { requestId: 'orphaned-copy', body: { n: 1 } });
+    await until('the copy to be parked', () => parked.length === 1);
+    expect(await Promise.all(parked)).toEqual([true]);
+    // Closing the transport stops its watch on the tier: only the next consumer can help.
+    await gone.close();
+    expect((await admin.checkQueue(tier)).messageCount).toBe(1);
+
+    const next = rabbitmq({ ...options, declare: false });
+    cleanup.push(() => next.close());
+    const attempts: number[] = [];
+    const subscription = await next.subscribe({
+      source,
+      maxInFlight: 1,
+      onDelivery: (delivery: Delivery) => {
+        attempts.push(delivery.message.attempt);
+        void delivery.ack();
+      },
+    });
+    cleanup.push(() => subscription.close());
+    await until(
+      'the copy to come back',
+      () => attempts.length === 1,
+      tierMs + overdueAfterMs(tierMs) + 10_000,
+    );
+    expect(attempts).toEqual([2]);
+    expect((await admin.checkQueue(tier)).messageCount).toBe(0);
+  });
 });
