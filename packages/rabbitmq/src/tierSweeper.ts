@@ -1,7 +1,8 @@
 import type { Logger } from '@idemq/core';
-import type { ConfirmChannel, GetMessage } from 'amqplib';
+import type { ConfirmChannel } from 'amqplib';
+import { ConfirmTracker } from './confirms.js';
 import type { Connector } from './connection.js';
-import { describeAmqpError } from './errors.js';
+import { describeAmqpError, PublishFailedError } from './errors.js';
 import { copyOptions, InternalHeaders } from './headers.js';
 import { answerWithin, closedWithin } from './rpcDeadline.js';
 
@@ -21,6 +22,7 @@ interface Watch {
 
 export interface TierSweeperSettings {
   rpcTimeoutMs: number;
+  confirmTimeoutMs: number;
   logger: Logger;
 }
 
@@ -118,6 +120,8 @@ export class TierSweeper {
       const abandon = () => void opening.then((ch) => ch.close()).catch(() => undefined);
       channel = await answerWithin(opening, rpcTimeoutMs, 'a channel open', abandon);
       channel.on('error', () => undefined); // reported through the failing call
+      // Confirmed and mandatory: a copy leaves the tier only once its queue has it.
+      const copies = new ConfirmTracker(channel, this.settings.confirmTimeoutMs);
       for (;;) {
         const got = await answerWithin(
           channel.get(tier, { noAck: false }),
@@ -134,7 +138,12 @@ export class TierSweeper {
           channel.nack(got, false, true);
           return overdueAt ?? Date.now() + watch.tierMs + graceMs;
         }
-        if (!(await this.moveBack(channel, got, watch.source))) {
+        try {
+          const options = copyOptions(got, { drop: [InternalHeaders.due] });
+          await copies.publish('', watch.source, got.content, options);
+        } catch (error) {
+          // No queue to go back to (yet): the copy stays in the tier, and is looked at again.
+          if (!(error instanceof PublishFailedError && error.failure === 'unroutable')) throw error;
           channel.nack(got, false, true);
           return Date.now() + graceMs;
         }
@@ -159,33 +168,5 @@ export class TierSweeper {
       const open = channel;
       if (open) void closedWithin(() => open.close(), rpcTimeoutMs);
     }
-  }
-
-  /** Publishes `copy` to `source` (confirmed); false when the broker could not route it. */
-  private async moveBack(channel: ConfirmChannel, copy: GetMessage, source: string) {
-    let returned = false;
-    const onReturn = () => {
-      returned = true;
-    };
-    channel.once('return', onReturn);
-    try {
-      await answerWithin(
-        new Promise<void>((resolve, reject) => {
-          channel.publish(
-            '',
-            source,
-            copy.content,
-            copyOptions(copy, { drop: [InternalHeaders.due] }),
-            (error) => (error ? reject(error) : resolve()),
-          );
-        }),
-        this.settings.rpcTimeoutMs,
-        `the confirm of a copy moved back to queue "${source}"`,
-        () => undefined,
-      );
-    } finally {
-      channel.off('return', onReturn);
-    }
-    return !returned;
   }
 }

@@ -32,6 +32,7 @@ type TopologySettings = Pick<
   | 'exchangeName'
   | 'retryTiersMs'
   | 'rpcTimeoutMs'
+  | 'confirmTimeoutMs'
   | 'logger'
 >;
 
