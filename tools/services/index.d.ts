@@ -128,9 +128,15 @@ export declare class TcpProxy {
   constructor(server: import('node:net').Server, port: number);
   static start(targetHost: string, targetPort: number): Promise<TcpProxy>;
   readonly port: number;
-  /** How many times `cut` was called. */
+  /** How many times `cut` was called or `cutMidStream` cut a connection. */
   cuts: number;
   cut(downMs: number): void;
+  /**
+   * Ends the connection that next receives more than `bytes` bytes at once from the target,
+   * after passing on only the first `bytes`: a reply cut short, then the connection closed.
+   * Resolves once it happened.
+   */
+  cutMidStream(bytes: number): Promise<void>;
   close(): Promise<void>;
 }
 

@@ -25,6 +25,8 @@ export class TcpProxy {
   /** @type {Set<import('node:net').Socket>} */
   #sockets = new Set();
   #refusingUntil = 0;
+  /** @type {{ bytes: number, done: () => void } | undefined} */
+  #midStreamCut;
   /** @type {import('node:net').Server} */
   #server;
   cuts = 0;
@@ -65,9 +67,44 @@ export class TcpProxy {
       socket.on('close', () => this.#sockets.delete(socket));
       socket.on('error', () => undefined);
     }
-    client.pipe(upstream).pipe(client);
+    client.pipe(upstream);
+    // Forwarded by hand (not piped) so that `cutMidStream` can end a connection part-way.
+    upstream.on('data', (chunk) => this.#toClient(chunk, client, upstream));
+    client.on('drain', () => upstream.resume());
     client.on('close', () => upstream.destroy());
-    upstream.on('close', () => client.destroy());
+    // A connection cut mid-stream is already ending: let its last bytes reach the client.
+    upstream.on('close', () => client.writableEnded || client.destroy());
+  }
+
+  /**
+   * @param {Buffer} chunk
+   * @param {import('node:net').Socket} client
+   * @param {import('node:net').Socket} upstream
+   */
+  #toClient(chunk, client, upstream) {
+    const cut = this.#midStreamCut;
+    if (cut && chunk.length > cut.bytes) {
+      this.#midStreamCut = undefined;
+      this.cuts++;
+      client.once('close', cut.done);
+      client.end(chunk.subarray(0, cut.bytes));
+      upstream.destroy();
+      return;
+    }
+    if (!client.write(chunk)) upstream.pause();
+  }
+
+  /**
+   * Ends the connection that next receives more than `bytes` bytes at once from the target,
+   * after passing on only the first `bytes` of them: the client sees a reply cut short, then
+   * the connection closed. New connections are accepted as usual. Resolves once it happened.
+   * @param {number} bytes
+   * @returns {Promise<void>}
+   */
+  cutMidStream(bytes) {
+    return new Promise((resolve) => {
+      this.#midStreamCut = { bytes, done: () => resolve(undefined) };
+    });
   }
 
   /** Resets every connection and refuses new ones for `downMs`. @param {number} downMs */
