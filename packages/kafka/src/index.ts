@@ -27,3 +27,4 @@ export {
 export { createKafkajs, type KafkajsConnection, kafkajsClient } from './kafkajsClient.js';
 export type { RetryMode } from './retry.js';
 export { Watermark } from './watermark.js';
+export { ResponseFramer, wholeResponseSockets } from './wholeResponseSockets.js';

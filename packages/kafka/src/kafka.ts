@@ -23,7 +23,12 @@ import { KafkaSubscription } from './subscription.js';
 export interface KafkaTransportOptions {
   /** Bootstrap brokers (`host:port`). Give exactly one of `brokers`, `kafka` or `client`. */
   brokers?: string[];
-  /** A kafkajs `Kafka` you configured (TLS, SASL, logging); the transport never closes it. */
+  /**
+   * A kafkajs `Kafka` you configured (TLS, SASL, logging); the transport never closes it. Give
+   * it `socketFactory: wholeResponseSockets()` (wrapping your own factory, if any): without it,
+   * a connection lost mid-response can stall the client for its 30 s request timeout or crash
+   * the process (see `wholeResponseSockets`).
+   */
   kafka?: Kafka;
   /** Any implementation of the transport's client interface (another KafkaJS-compatible client). */
   client?: KafkaClient;

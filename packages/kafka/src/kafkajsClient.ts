@@ -22,6 +22,7 @@ import type {
   ProducedRecord,
   ProducerClient,
 } from './client.js';
+import { wholeResponseSockets } from './wholeResponseSockets.js';
 
 /** Batches of one fetch given to `eachBatch` at once (see `run`). */
 const BATCHES_AT_ONCE = 128;
@@ -39,7 +40,7 @@ export interface KafkajsConnection {
 
 /**
  * Builds a kafkajs `Kafka` with idemq's defaults: kafkajs logs routed to the idemq logger (or
- * silenced), nothing else changed.
+ * silenced), and sockets that hand kafkajs whole responses only (`wholeResponseSockets`).
  */
 export function createKafkajs(connection: KafkajsConnection): Kafka {
   const { logger } = connection;
@@ -47,6 +48,7 @@ export function createKafkajs(connection: KafkajsConnection): Kafka {
     clientId: connection.clientId,
     brokers: connection.brokers,
     logLevel: logger ? logLevel.INFO : logLevel.NOTHING,
+    socketFactory: wholeResponseSockets(),
     ...(logger ? { logCreator: () => (entry: LogEntry) => forward(logger, entry) } : {}),
   });
 }
