@@ -10,6 +10,7 @@ import {
   type KafkaTransportOptions,
   kafka,
   kafkajsClient,
+  wholeResponseSockets,
 } from '../src/index.js';
 import { TEST_TIMINGS } from './timings.js';
 
@@ -102,7 +103,8 @@ export function kafkaHarness(
           clientId: 'idemq-test',
           brokers,
           logLevel: logLevel.NOTHING,
-          socketFactory: sockets.socketFactory,
+          // As the README asks of a Kafka built outside the transport.
+          socketFactory: wholeResponseSockets(sockets.socketFactory),
         }),
       });
     },

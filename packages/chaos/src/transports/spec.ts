@@ -3,7 +3,7 @@
  * the parent can hand it to a child process over IPC.
  */
 import { type MemoryBroker, memoryTransport, type Transport } from '@idemq/core';
-import { kafka } from '@idemq/kafka';
+import { kafka, wholeResponseSockets } from '@idemq/kafka';
 import { rabbitmq } from '@idemq/rabbitmq';
 import { trackedSockets } from '@idemq/services';
 import { sqs } from '@idemq/sqs';
@@ -60,7 +60,7 @@ export function openTransport(spec: TransportSpec, broker?: MemoryBroker): Opene
         brokers: spec.brokers,
         clientId: 'idemq-chaos',
         logLevel: logLevel.NOTHING,
-        socketFactory: sockets.socketFactory,
+        socketFactory: wholeResponseSockets(sockets.socketFactory),
       });
       return {
         transport: kafka({ kafka: client, partitionConcurrency: 8, ...KAFKA_TIMINGS }),
