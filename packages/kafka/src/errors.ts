@@ -43,9 +43,17 @@ export function assertRecordFits(topic: string, record: ProducedRecord, maxBytes
 /**
  * What a failed join throws: a topic the cluster does not know (kafkajs's protocol error
  * `UNKNOWN_TOPIC_OR_PARTITION`, untyped and nameless) as a `TransportUnavailableError` naming
- * the topics; anything else as it came.
+ * the topics, and a coordinator still in transition after the subscription's rejoins as a
+ * `TransportUnavailableError` too; anything else as it came.
  */
 export function joinError(topics: readonly string[], error: unknown): unknown {
+  if (isCoordinatorInTransition(error)) {
+    return new TransportUnavailableError(
+      `Kafka's group coordinator stayed unavailable through every join attempt ` +
+        `(${(error as Error).message}); subscribe again later`,
+      { cause: error },
+    );
+  }
   if ((error as { type?: unknown } | null)?.type !== 'UNKNOWN_TOPIC_OR_PARTITION') return error;
   const named = topics.map((topic) => `topic "${topic}"`).join(' or ');
   return new TransportUnavailableError(
@@ -54,4 +62,25 @@ export function joinError(topics: readonly string[], error: unknown): unknown {
       'know it moments later.',
     { cause: error },
   );
+}
+
+/** kafkajs's names for a group coordinator that is moving, loading or removing the group. */
+const COORDINATOR_IN_TRANSITION = new Set([
+  'GROUP_COORDINATOR_NOT_AVAILABLE',
+  'NOT_COORDINATOR_FOR_GROUP',
+  'GROUP_LOAD_IN_PROGRESS',
+]);
+
+/**
+ * Whether `error` (or an error it wraps) says the group's coordinator is in transition: Kafka
+ * answers a join with COORDINATOR_NOT_AVAILABLE while it removes an emptied group (after the
+ * group's last topic was deleted, for one) and expects the member to find the coordinator and
+ * join again. kafkajs gives up the join on these instead.
+ */
+export function isCoordinatorInTransition(error: unknown): boolean {
+  for (let cause = error; cause; cause = (cause as { cause?: unknown }).cause) {
+    const type = (cause as { type?: unknown }).type;
+    if (typeof type === 'string' && COORDINATOR_IN_TRANSITION.has(type)) return true;
+  }
+  return false;
 }

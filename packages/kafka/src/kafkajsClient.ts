@@ -80,6 +80,8 @@ export function kafkajsClient(kafka: Kafka): KafkaClient {
 class KafkajsConsumer implements ConsumerClient {
   private readonly consumer: Consumer;
   private latest: EachBatchPayload | undefined;
+  /** Settles the first join `start` waits for; a no-op once it settled. */
+  private firstJoinDone: (error?: Error) => void = () => undefined;
 
   constructor(kafka: Kafka, settings: ConsumerSettings) {
     this.consumer = kafka.consumer({
@@ -101,19 +103,26 @@ class KafkajsConsumer implements ConsumerClient {
   ): Promise<void> {
     const { consumer } = this;
     let joined = false;
-    let crash: Error | undefined;
+    // Settles with the first join, or with a crash kafkajs does not restart from.
+    const firstJoin = new Promise<void>((resolve, reject) => {
+      this.firstJoinDone = (error) => (error ? reject(error) : resolve());
+    });
+    firstJoin.catch(() => undefined);
+    const firstJoinDone = (error?: Error) => this.firstJoinDone(error);
     consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
       joined = true;
       handlers.onGroupJoin({ memberId: payload.memberId, assignment: payload.memberAssignment });
+      firstJoinDone();
     });
     consumer.on(consumer.events.REBALANCING, () => handlers.onRebalancing());
     consumer.on(consumer.events.CRASH, ({ payload }) => {
-      crash = payload.error;
       handlers.onCrash(payload.error, payload.restart);
+      if (!payload.restart) firstJoinDone(payload.error);
     });
     await consumer.connect();
     await consumer.subscribe({ topics: [...topics], fromBeginning });
-    // run() returns after the first join (or after a crash of the first join).
+    // run() returns after the first join, or after the first join crashed (kafkajs may then
+    // restart it: `restartOnFailure`).
     await consumer.run({
       autoCommit: false,
       eachBatchAutoResolve: false,
@@ -127,9 +136,12 @@ class KafkajsConsumer implements ConsumerClient {
         await handlers.eachBatch(toBatch(payload));
       },
     });
-    if (!joined) {
+    if (joined) return;
+    try {
+      await firstJoin;
+    } catch (error) {
       await consumer.disconnect().catch(() => undefined);
-      throw crash ?? new Error('the Kafka consumer did not join its group');
+      throw error;
     }
   }
 
@@ -169,6 +181,8 @@ class KafkajsConsumer implements ConsumerClient {
 
   async stop(): Promise<void> {
     await this.consumer.disconnect();
+    // Stopped between a crashed first join and its restart: kafkajs cancelled the restart.
+    this.firstJoinDone(new Error('the Kafka consumer was stopped before it joined its group'));
   }
 }
 

@@ -19,7 +19,7 @@ import type {
 import { Committer } from './committer.js';
 import { deadLetterRecord } from './deadLetter.js';
 import { type DeliveryHost, type Handout, incomingMessage, KafkaDelivery } from './delivery.js';
-import { joinError } from './errors.js';
+import { isCoordinatorInTransition, joinError } from './errors.js';
 import { type LaneMessage, PartitionLane } from './partitionWorker.js';
 import { type RetryMode, readRetryHeaders, retryRecord } from './retry.js';
 
@@ -50,6 +50,12 @@ export interface SubscriptionDeps {
 const UNKNOWN_END = 2n ** 63n - 1n;
 
 /**
+ * Rejoins allowed while the first join answers "coordinator in transition"; each waits kafkajs's
+ * restart delay (300 ms). Any other failure of the first join ends `open` at once.
+ */
+const FIRST_JOIN_RESTARTS = 5;
+
+/**
  * One consumer group member on one source (and its retry topic): keeps a lane per assigned
  * partition, hands messages out across lanes oldest first up to `maxInFlight`, maps the settlement
  * verbs to Kafka (commit, retry, dead letter), and follows the group through rebalances.
@@ -74,6 +80,7 @@ export class KafkaSubscription implements Subscription, DeliveryHost {
   private inFlight = 0;
   private arrivals = 0;
   private started = false;
+  private firstJoinRestarts = 0;
   private stopped = false;
   /** Where the group membership stands, for health(). */
   private membership: 'joining' | 'joined' | 'rebalancing' | 'restarting' = 'joining';
@@ -95,7 +102,7 @@ export class KafkaSubscription implements Subscription, DeliveryHost {
     this.consumer = deps.client.consumer({
       ...settings.consumer,
       // No restart while closing: it would rejoin the group after close() returned.
-      restartOnFailure: () => this.started && !this.closing,
+      restartOnFailure: (error) => !this.closing && (this.started || this.mayRetryFirstJoin(error)),
     });
     this.committer = new Committer(
       (offsets) => this.consumer.commit(offsets),
@@ -118,6 +125,11 @@ export class KafkaSubscription implements Subscription, DeliveryHost {
       });
     this.started = true;
     await this.takeover;
+  }
+
+  /** Before `open` resolved, only a coordinator in transition is worth joining again. */
+  private mayRetryFirstJoin(error: Error): boolean {
+    return isCoordinatorInTransition(error) && this.firstJoinRestarts++ < FIRST_JOIN_RESTARTS;
   }
 
   async stop(): Promise<void> {
