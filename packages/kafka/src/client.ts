@@ -79,7 +79,8 @@ export interface OffsetCommit {
 export interface ConsumerClient {
   /**
    * Connects, subscribes to `topics` and starts fetching; resolves once the first assignment is
-   * known (after the first `onGroupJoin`), rejects when the first join fails.
+   * known (after the first `onGroupJoin`), rejects when the first join fails and
+   * `restartOnFailure` declines to try again, or when `stop` is called first.
    */
   start(
     topics: readonly string[],

@@ -108,16 +108,15 @@ class KafkajsConsumer implements ConsumerClient {
       this.firstJoinDone = (error) => (error ? reject(error) : resolve());
     });
     firstJoin.catch(() => undefined);
-    const firstJoinDone = (error?: Error) => this.firstJoinDone(error);
     consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
       joined = true;
       handlers.onGroupJoin({ memberId: payload.memberId, assignment: payload.memberAssignment });
-      firstJoinDone();
+      this.firstJoinDone();
     });
     consumer.on(consumer.events.REBALANCING, () => handlers.onRebalancing());
     consumer.on(consumer.events.CRASH, ({ payload }) => {
       handlers.onCrash(payload.error, payload.restart);
-      if (!payload.restart) firstJoinDone(payload.error);
+      if (!payload.restart) this.firstJoinDone(payload.error);
     });
     await consumer.connect();
     await consumer.subscribe({ topics: [...topics], fromBeginning });
@@ -180,9 +179,12 @@ class KafkajsConsumer implements ConsumerClient {
   }
 
   async stop(): Promise<void> {
-    await this.consumer.disconnect();
-    // Stopped between a crashed first join and its restart: kafkajs cancelled the restart.
-    this.firstJoinDone(new Error('the Kafka consumer was stopped before it joined its group'));
+    try {
+      await this.consumer.disconnect();
+    } finally {
+      // Stopped between a crashed first join and its restart: kafkajs cancelled the restart.
+      this.firstJoinDone(new Error('the Kafka consumer was stopped before it joined its group'));
+    }
   }
 }
 
