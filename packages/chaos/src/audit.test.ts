@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { audit, type PublishedPlan } from './audit.js';
+import { audit, deadLettersOwed, type PublishedPlan } from './audit.js';
 import { Counters, type LedgerSnapshot } from './ledger.js';
 
 // Negative controls: each checker must fail on a history that breaks its invariant, so no run
@@ -96,5 +96,28 @@ describe('audit', () => {
       deadLetters: [{ requestId: 'p', code: 'C', reason: 'poison', attempts: 3 }],
     });
     expect(audit(plan, missing, new Set()).badInputsUnaccounted).toBe(1);
+  });
+});
+
+describe('deadLettersOwed (when a run may stop waiting)', () => {
+  const twoPoison: PublishedPlan = { ...plan, poison: ['p', 'q'] };
+  const dead = (requestId: string | undefined, attempts = 3) => ({
+    requestId,
+    code: 'IDEMQ_ERR_MAX_ATTEMPTS',
+    reason: 'poison',
+    attempts,
+  });
+
+  it('is zero once every poison id and every bad input is dead-lettered', () => {
+    expect(deadLettersOwed(twoPoison, [dead('p'), dead('q'), dead(undefined, 0)])).toBe(0);
+  });
+
+  it("does not let a poison id's extra copies stand in for another still retrying", () => {
+    // As many dead letters as expected (3), but q has none yet: a count would stop here.
+    expect(deadLettersOwed(twoPoison, [dead('p'), dead('p'), dead(undefined, 0)])).toBe(1);
+  });
+
+  it('waits for a dead letter with every attempt, and for the bad inputs', () => {
+    expect(deadLettersOwed(twoPoison, [dead('p'), dead('q', 2)])).toBe(2);
   });
 });

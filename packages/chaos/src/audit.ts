@@ -46,6 +46,34 @@ export interface AuditReport {
   ok: boolean;
 }
 
+/** Whether a poison id's dead letters include one with its reason, code and every attempt. */
+function deadLetteredAsPlanned(
+  plan: PublishedPlan,
+  entries: readonly DeadLetterEntry[] | undefined,
+): boolean {
+  return (entries ?? []).some((e) => e.reason && e.code && e.attempts === plan.maxAttempts);
+}
+
+/**
+ * Dead letters the run still waits for: poison ids not yet dead-lettered as planned, and bad
+ * inputs beyond the dead letters without a planned id. A count of dead letters alone would not
+ * do: a poison id's duplicate copies may be dead-lettered too, and stand in for another poison
+ * id still on its way through the retries.
+ */
+export function deadLettersOwed(
+  plan: PublishedPlan,
+  deadLetters: readonly DeadLetterEntry[],
+): number {
+  const planned = new Set([...plan.healthy, ...plan.poison]);
+  const poisonLeft = new Set(plan.poison);
+  let anonymousDead = 0;
+  for (const entry of deadLetters) {
+    if (entry.requestId === undefined || !planned.has(entry.requestId)) anonymousDead++;
+    else if (deadLetteredAsPlanned(plan, [entry])) poisonLeft.delete(entry.requestId);
+  }
+  return poisonLeft.size + Math.max(0, plan.badInputs - anonymousDead);
+}
+
 /**
  * Checks `snapshot` against `plan`. `completedInStore` says which of the ids passed to it the
  * store holds as COMPLETED: a consumer killed between the store's COMPLETED and the ledger write
@@ -83,9 +111,9 @@ export function audit(
   }
   const poisonUnaccounted: string[] = [];
   for (const id of plan.poison) {
-    const entries = deadById.get(id) ?? [];
-    const good = entries.some((e) => e.reason && e.code && e.attempts === plan.maxAttempts);
-    if (!good || snapshot.effects.has(id)) poisonUnaccounted.push(id);
+    if (!deadLetteredAsPlanned(plan, deadById.get(id)) || snapshot.effects.has(id)) {
+      poisonUnaccounted.push(id);
+    }
   }
 
   let executions = 0;

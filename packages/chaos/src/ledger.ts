@@ -191,9 +191,10 @@ export class Ledger {
     await this.redis.rpush(this.key('deadLetters'), JSON.stringify(entry));
   }
 
-  /** Dead letters read back so far. */
-  async deadLetterCount(): Promise<number> {
-    return this.redis.llen(this.key('deadLetters'));
+  /** Dead letters read back so far (a few hundred at most: polled while a run settles). */
+  async deadLetters(): Promise<DeadLetterEntry[]> {
+    const lines = await this.redis.lrange(this.key('deadLetters'), 0, -1);
+    return lines.map((line) => JSON.parse(line) as DeadLetterEntry);
   }
 
   /** Ids with an applied effect so far (cheap: polled while waiting for a run to settle). */
