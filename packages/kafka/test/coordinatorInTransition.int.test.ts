@@ -1,23 +1,15 @@
 import { connect as netConnect, type Socket } from 'node:net';
 import { type Delivery, TransportUnavailableError } from '@idemq/core';
 import { type ISocketFactory, Kafka, logLevel } from 'kafkajs';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { type KafkaTransport, wholeResponseSockets } from '../src/index.js';
-import { brokers, createTopics, testTransport, topicName } from './helpers.js';
+import { brokers, closedAfterEach, createTopics, testTransport, topicName } from './helpers.js';
 
 /** Kafka's JoinGroup API key, and the error code a coordinator removing the group answers with. */
 const JOIN_GROUP = 11;
 const COORDINATOR_NOT_AVAILABLE = 15;
 
-const opened: Array<{ close(): Promise<unknown> }> = [];
-afterEach(async () => {
-  await Promise.allSettled(
-    opened
-      .splice(0)
-      .reverse()
-      .map((resource) => resource.close()),
-  );
-});
+const opened = closedAfterEach();
 
 /**
  * Sockets to the real broker whose first `failures` JoinGroup answers carry

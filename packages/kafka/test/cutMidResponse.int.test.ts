@@ -2,19 +2,11 @@ import { connect as netConnect } from 'node:net';
 import type { Delivery } from '@idemq/core';
 import { TcpProxy } from '@idemq/services';
 import { type ISocketFactory, Kafka, logLevel } from 'kafkajs';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { type KafkaTransport, wholeResponseSockets } from '../src/index.js';
-import { brokers, createTopics, testTransport, topicName } from './helpers.js';
+import { brokers, closedAfterEach, createTopics, testTransport, topicName } from './helpers.js';
 
-const opened: Array<{ close(): Promise<unknown> }> = [];
-afterEach(async () => {
-  await Promise.allSettled(
-    opened
-      .splice(0)
-      .reverse()
-      .map((resource) => resource.close()),
-  );
-});
+const opened = closedAfterEach();
 
 /** Every connection of the client goes through `proxy`, whatever broker address it asks for. */
 function throughProxy(proxy: TcpProxy): ISocketFactory {

@@ -3,7 +3,7 @@ import type { TransportHarness } from '@idemq/conformance';
 import type { Logger } from '@idemq/core';
 import { serviceUrls, trackedSockets } from '@idemq/services';
 import { type Admin, Kafka, logLevel } from 'kafkajs';
-import { afterAll } from 'vitest';
+import { afterAll, afterEach } from 'vitest';
 import {
   type AdminClient,
   type KafkaTransport,
@@ -126,4 +126,21 @@ export function kafkaHarness(
     },
     timing: { waitMs: 15_000, quietMs: 500, caseTimeoutMs: 60_000 },
   };
+}
+
+/**
+ * A list the calling test file pushes what it opens onto; after each test, everything on it is
+ * closed, newest first.
+ */
+export function closedAfterEach(): Array<{ close(): Promise<unknown> }> {
+  const opened: Array<{ close(): Promise<unknown> }> = [];
+  afterEach(async () => {
+    await Promise.allSettled(
+      opened
+        .splice(0)
+        .reverse()
+        .map((resource) => resource.close()),
+    );
+  });
+  return opened;
 }

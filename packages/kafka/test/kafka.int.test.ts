@@ -8,20 +8,19 @@ import {
   memoryStore,
 } from '@idemq/core';
 import { Kafka, logLevel, Partitioners } from 'kafkajs';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { KafkaHeaders, type KafkaTransport, TransportUnavailableError } from '../src/index.js';
-import { admin, brokers, createTopics, testTransport, topicName } from './helpers.js';
+import {
+  admin,
+  brokers,
+  closedAfterEach,
+  createTopics,
+  testTransport,
+  topicName,
+} from './helpers.js';
 import { TEST_TIMINGS } from './timings.js';
 
-const opened: Array<{ close(): Promise<unknown> }> = [];
-afterEach(async () => {
-  await Promise.allSettled(
-    opened
-      .splice(0)
-      .reverse()
-      .map((resource) => resource.close()),
-  );
-});
+const opened = closedAfterEach();
 
 function transport(options: Parameters<typeof testTransport>[0] = {}): KafkaTransport {
   const created = testTransport(options);
