@@ -54,6 +54,23 @@ function deadLetteredAsPlanned(
   return (entries ?? []).some((e) => e.reason && e.code && e.attempts === plan.maxAttempts);
 }
 
+/** Dead letters sorted by the planned id they carry; the rest (bad inputs) only counted. */
+function sortDeadLetters(plan: PublishedPlan, deadLetters: readonly DeadLetterEntry[]) {
+  const planned = new Set([...plan.healthy, ...plan.poison]);
+  const deadById = new Map<string, DeadLetterEntry[]>();
+  let anonymousDead = 0;
+  for (const entry of deadLetters) {
+    if (entry.requestId === undefined || !planned.has(entry.requestId)) {
+      anonymousDead++;
+      continue;
+    }
+    const list = deadById.get(entry.requestId) ?? [];
+    list.push(entry);
+    deadById.set(entry.requestId, list);
+  }
+  return { deadById, anonymousDead };
+}
+
 /**
  * Dead letters the run still waits for: poison ids not yet dead-lettered as planned, and bad
  * inputs beyond the dead letters without a planned id. A count of dead letters alone would not
@@ -64,14 +81,9 @@ export function deadLettersOwed(
   plan: PublishedPlan,
   deadLetters: readonly DeadLetterEntry[],
 ): number {
-  const planned = new Set([...plan.healthy, ...plan.poison]);
-  const poisonLeft = new Set(plan.poison);
-  let anonymousDead = 0;
-  for (const entry of deadLetters) {
-    if (entry.requestId === undefined || !planned.has(entry.requestId)) anonymousDead++;
-    else if (deadLetteredAsPlanned(plan, [entry])) poisonLeft.delete(entry.requestId);
-  }
-  return poisonLeft.size + Math.max(0, plan.badInputs - anonymousDead);
+  const { deadById, anonymousDead } = sortDeadLetters(plan, deadLetters);
+  const poisonLeft = plan.poison.filter((id) => !deadLetteredAsPlanned(plan, deadById.get(id)));
+  return poisonLeft.length + Math.max(0, plan.badInputs - anonymousDead);
 }
 
 /**
@@ -84,20 +96,11 @@ export function audit(
   snapshot: LedgerSnapshot,
   completedInStore: ReadonlySet<string>,
 ): AuditReport {
-  const planned = new Set([...plan.healthy, ...plan.poison]);
-  const deadById = new Map<string, DeadLetterEntry[]>();
-  let anonymousDead = 0;
+  const { deadById, anonymousDead } = sortDeadLetters(plan, snapshot.deadLetters);
   const byCode: Record<string, number> = {};
   for (const entry of snapshot.deadLetters) {
     const code = entry.code ?? 'none';
     byCode[code] = (byCode[code] ?? 0) + 1;
-    if (entry.requestId === undefined || !planned.has(entry.requestId)) {
-      anonymousDead++;
-      continue;
-    }
-    const list = deadById.get(entry.requestId) ?? [];
-    list.push(entry);
-    deadById.set(entry.requestId, list);
   }
 
   const completedTwice: string[] = [];
