@@ -3,7 +3,14 @@ import { type Delivery, TransportUnavailableError } from '@idemq/core';
 import { type ISocketFactory, Kafka, logLevel } from 'kafkajs';
 import { describe, expect, it } from 'vitest';
 import { type KafkaTransport, wholeResponseSockets } from '../src/index.js';
-import { brokers, closedAfterEach, createTopics, testTransport, topicName } from './helpers.js';
+import {
+  brokers,
+  closedAfterEach,
+  createTopics,
+  eventually,
+  testTransport,
+  topicName,
+} from './helpers.js';
 
 /** Kafka's JoinGroup API key, and the error code a coordinator removing the group answers with. */
 const JOIN_GROUP = 11;
@@ -86,10 +93,7 @@ describe('a group coordinator in transition when a subscription first joins', ()
     const publisher = testTransport();
     opened.push(publisher);
     await publisher.publish(topic, { requestId: 'after-join', body: {} });
-    const deadline = Date.now() + 15_000;
-    while (received.length === 0 && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
+    await eventually(() => received.length > 0, 'the message published after the join', 15_000);
     expect(received).toEqual(['after-join']);
   });
 
@@ -124,11 +128,7 @@ describe('a group coordinator in transition when a subscription first joins', ()
         () => 'joined',
         () => 'failed',
       );
-    const deadline = Date.now() + 10_000;
-    while (faults.injected.count === 0 && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-    expect(faults.injected.count).toBeGreaterThan(0);
+    await eventually(() => faults.injected.count > 0, 'the first failed join');
     const closing = Date.now();
     await consumer.close();
     expect(await subscribing).toBe('failed');

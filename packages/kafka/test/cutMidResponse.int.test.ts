@@ -4,7 +4,14 @@ import { TcpProxy } from '@idemq/services';
 import { type ISocketFactory, Kafka, logLevel } from 'kafkajs';
 import { describe, expect, it } from 'vitest';
 import { type KafkaTransport, wholeResponseSockets } from '../src/index.js';
-import { brokers, closedAfterEach, createTopics, testTransport, topicName } from './helpers.js';
+import {
+  brokers,
+  closedAfterEach,
+  createTopics,
+  eventually,
+  testTransport,
+  topicName,
+} from './helpers.js';
 
 const opened = closedAfterEach();
 
@@ -25,14 +32,6 @@ async function proxiedTransport(proxy: TcpProxy): Promise<KafkaTransport> {
   });
   opened.push(transport);
   return transport;
-}
-
-async function eventually(check: () => boolean, what: string, timeoutMs: number) {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
 }
 
 describe('a connection cut in the middle of a broker response', () => {

@@ -144,3 +144,16 @@ export function closedAfterEach(): Array<{ close(): Promise<unknown> }> {
   });
   return opened;
 }
+
+/** Polls `check` every 25 ms until it holds; throws naming `what` after `timeoutMs`. */
+export async function eventually(
+  check: () => Promise<boolean> | boolean,
+  what: string,
+  timeoutMs = 10_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}

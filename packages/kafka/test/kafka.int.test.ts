@@ -15,6 +15,7 @@ import {
   brokers,
   closedAfterEach,
   createTopics,
+  eventually,
   testTransport,
   topicName,
 } from './helpers.js';
@@ -35,18 +36,6 @@ async function committed(group: string, topic: string): Promise<Map<number, numb
     topics: [topic],
   });
   return new Map((offsets?.partitions ?? []).map((p) => [p.partition, Number(p.offset)]));
-}
-
-async function eventually(
-  check: () => Promise<boolean> | boolean,
-  what: string,
-  timeoutMs = 10_000,
-) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
 }
 
 describe('kafka transport on a real broker', () => {

@@ -1,4 +1,4 @@
-import { createServer, connect as netConnect, type Server, type Socket } from 'node:net';
+import { createServer, connect as netConnect, type Server } from 'node:net';
 import { TcpProxy } from '@idemq/services';
 import { afterEach, describe, expect, it } from 'vitest';
 
@@ -21,14 +21,14 @@ async function replyServer(reply: Buffer): Promise<number> {
 }
 
 /** Connects through the proxy, sends one line, and collects what comes back until close. */
-async function exchange(port: number): Promise<{ received: Buffer; socket: Socket }> {
+async function exchange(port: number): Promise<{ received: Buffer }> {
   const socket = netConnect({ host: '127.0.0.1', port });
   const chunks: Buffer[] = [];
   socket.on('data', (chunk: Buffer) => chunks.push(chunk));
   await new Promise<void>((resolve) => socket.once('connect', resolve));
   socket.write('ask\n');
   return new Promise((resolve) => {
-    socket.once('close', () => resolve({ received: Buffer.concat(chunks), socket }));
+    socket.once('close', () => resolve({ received: Buffer.concat(chunks) }));
     // A connection the proxy leaves open is closed by the caller after its first reply.
     socket.once('data', () => setTimeout(() => socket.end(), 200));
   });
