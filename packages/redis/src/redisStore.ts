@@ -20,6 +20,7 @@ import { HeldKeys } from './heldKeys.js';
 import { OwnerTokens } from './ownerTokens.js';
 import { type RedisClient, ScriptRunner } from './ScriptRunner.js';
 import { runSelfTest, type SelfTestReport } from './selfTest.js';
+import { warnOnSentinelWithoutFailoverDetector } from './sentinelCheck.js';
 import { type SharedArgs, SharedArgsTable } from './sharedArgs.js';
 
 export interface RedisStoreOptions {
@@ -142,6 +143,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
       lazyConnect: false,
     });
   if (ownsClient) client.on('error', () => {}); // surfaced per operation as typed errors
+  warnOnSentinelWithoutFailoverDetector(client, logger);
   const isCluster = 'nodes' in client;
   const runner = new ScriptRunner(client);
   const batcher = new Coalescer({
