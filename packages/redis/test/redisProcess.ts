@@ -15,7 +15,7 @@ export interface RedisProcess {
   destroy(): Promise<void>;
 }
 
-async function waitForPing(port: number): Promise<void> {
+export async function waitForPing(port: number): Promise<void> {
   const deadline = Date.now() + 10_000;
   while (Date.now() < deadline) {
     const probe = new Redis({
