@@ -15,7 +15,8 @@ export function warnOnSentinelWithoutFailoverDetector(client: RedisClient, logge
   logger.warn(
     { option: 'failoverDetector' },
     'redisStore: this Sentinel client has no failoverDetector; after a failover it keeps writing ' +
-      'to the old primary until Sentinel disconnects it, and those records are lost. Pass ' +
-      '`failoverDetector: true` to ioredis, and `durability` to keep acknowledged records.',
+      'to the old primary until Sentinel disconnects it, and Redis drops what it wrote there. ' +
+      'Pass `failoverDetector: true` to ioredis, and `durability` with every replica to keep ' +
+      'acknowledged records.',
   );
 }
