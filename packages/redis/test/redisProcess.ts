@@ -11,6 +11,8 @@ export interface RedisProcess {
   readonly url: string;
   start(): Promise<void>;
   stop(): Promise<void>;
+  /** Kills the server without letting it shut down (SIGKILL), as a crash would. */
+  kill(): Promise<void>;
   /** Stops the server and removes its data directory. */
   destroy(): Promise<void>;
 }
@@ -44,15 +46,16 @@ export async function redisProcess(extraArgs: readonly string[] = []): Promise<R
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'idemq-redis-'));
   let child: ChildProcess | undefined;
-  const stop = async () => {
+  const end = async (signal: NodeJS.Signals) => {
     const running = child;
     child = undefined;
     if (!running || running.exitCode !== null) return;
     await new Promise<void>((resolve) => {
       running.once('exit', () => resolve());
-      running.kill('SIGTERM');
+      running.kill(signal);
     });
   };
+  const stop = () => end('SIGTERM');
   return {
     port,
     url: `redis://127.0.0.1:${port}`,
@@ -72,6 +75,9 @@ export async function redisProcess(extraArgs: readonly string[] = []): Promise<R
           'always',
           '--save',
           '',
+          // A replica's first sync would otherwise wait 5 s for more replicas to share it.
+          '--repl-diskless-sync-delay',
+          '0',
           ...extraArgs,
         ],
         { stdio: 'ignore' },
@@ -79,6 +85,7 @@ export async function redisProcess(extraArgs: readonly string[] = []): Promise<R
       await waitForPing(port);
     },
     stop,
+    kill: () => end('SIGKILL'),
     async destroy() {
       await stop();
       rmSync(dir, { recursive: true, force: true });
