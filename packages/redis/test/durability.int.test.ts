@@ -1,4 +1,4 @@
-import { ErrorCodes, type IdemqError } from '@idemq/core';
+import { ErrorCodes, IdemqError } from '@idemq/core';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { redisStore } from '../src/index.js';
@@ -58,6 +58,42 @@ describe('redisStore durability (WAIT)', () => {
       .catch((e: unknown) => e)) as IdemqError;
     expect(error.code).toBe(ErrorCodes.STORE_UNAVAILABLE);
     expect(error.message).toMatch(/1 of 2 replicas/);
+    await store.close();
+  });
+});
+
+describe('redisStore durability when the primary dies during WAIT', () => {
+  let primary: RedisProcess;
+  let replica: RedisProcess;
+
+  beforeAll(async () => {
+    primary = await redisProcess();
+    await primary.start();
+    replica = await redisProcess(['--replicaof', '127.0.0.1', String(primary.port)]);
+    await replica.start();
+    await waitForReplicaLink(replica.url);
+  });
+  afterAll(async () => {
+    await replica.destroy();
+    await primary.destroy();
+  });
+
+  it('fails the claim with a typed retriable error, not the ioredis error', async () => {
+    // Two replicas asked, one exists: WAIT blocks for its timeout, and the primary dies meanwhile.
+    const store = redisStore({
+      url: primary.url,
+      commandTimeoutMs: 5_000,
+      durability: { replicas: 2, timeoutMs: 3_000 },
+    });
+    const pending = store
+      .claim({ scope: 'd', requestId: 'dies', ...LEASE })
+      .catch((e: unknown) => e);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await primary.kill();
+    const error = await pending;
+    expect(error).toBeInstanceOf(IdemqError);
+    expect((error as IdemqError).code).toBe(ErrorCodes.STORE_UNAVAILABLE);
+    expect((error as IdemqError).retriable).toBe(true);
     await store.close();
   });
 });
