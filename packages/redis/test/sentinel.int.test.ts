@@ -104,81 +104,158 @@ describe('redisStore over Redis Sentinel', () => {
     standalone.disconnect();
   });
 
-  it('keeps every acknowledged record through a failover (durability: WAIT for every replica)', async () => {
-    const client = sentinelClient(sentinel);
-    const store = redisStore({
-      client,
-      commandTimeoutMs: 2_000,
-      durability: { replicas: 2, timeoutMs: 500 },
-    });
-    await store.ready();
-    const scope = 'failover';
-    const acknowledged: number[] = [];
-    const errors: unknown[] = [];
-    let next = 0;
-    let stopped = false;
-    /** Ids from here on were started after Sentinel named the new primary. */
-    let firstAfterSwitch = Number.POSITIVE_INFINITY;
-
-    async function worker() {
-      while (!stopped) {
-        const id = next++;
-        const requestId = String(id);
-        try {
-          const claimed = await store.claim({ scope, requestId, ...LEASE });
-          if (claimed.status !== 'claimed') throw new Error(`${requestId}: ${claimed.status}`);
-          const done = await store.complete({
-            scope,
-            requestId,
-            token: claimed.token,
-            ttlMs: 60_000,
-          });
-          if (done === 'ok') acknowledged.push(id);
-        } catch (error) {
-          errors.push(error);
-          await new Promise((resolve) => setTimeout(resolve, 20));
-        }
-      }
-    }
-    const workers = Array.from({ length: 4 }, worker);
-    const afterSwitch = () => acknowledged.filter((id) => id >= firstAfterSwitch).length;
+  it('keeps every acknowledged record through a handed-over failover (WAIT for every replica)', async () => {
+    const load = await startLoad(sentinel, 'handover');
     try {
-      await until('records on the first primary', async () => acknowledged.length >= 20, 10_000);
+      await until(
+        'records on the first primary',
+        async () => load.acknowledged.length >= 20,
+        10_000,
+      );
+      const before = await sentinel.primaryPort();
       await sentinel.failover();
       await until(
         'Sentinel to name a new primary',
-        async () => (await sentinel.primaryPort()) !== primary.port,
+        async () => (await sentinel.primaryPort()) !== before,
         15_000,
       );
-      firstAfterSwitch = next;
+      load.markSwitch();
       // Every replica must follow the new primary before WAIT succeeds again: Sentinel demotes
-      // the old primary ~10 s after the promotion (measured: ~21 s until the first record).
-      await until('records on the new primary', async () => afterSwitch() >= 20, 45_000);
+      // the old primary ~10 s after the promotion (measured: ~12 s until the first record).
+      await until('records on the new primary', async () => load.afterSwitch() >= 20, 45_000);
     } finally {
-      stopped = true;
-      await Promise.all(workers);
+      await load.stop();
     }
+    await expectOnlyTypedErrors(load.errors);
+    expect(await missingOnPrimary(load)).toEqual([]);
+  }, 90_000);
 
-    // While the primary changed, operations failed only with typed, retriable errors.
-    for (const error of errors) {
-      expect(error).toBeInstanceOf(IdemqError);
-      expect((error as IdemqError).code).toBe(ErrorCodes.STORE_UNAVAILABLE);
-      expect((error as IdemqError).retriable).toBe(true);
+  it('keeps every acknowledged record when the primary dies, and waits for its replicas', async () => {
+    const servers = [primary, ...replicas];
+    const load = await startLoad(sentinel, 'crash');
+    try {
+      await until(
+        'records on the first primary',
+        async () => load.acknowledged.length >= 20,
+        10_000,
+      );
+      const victimPort = await sentinel.primaryPort();
+      const victim = servers.find((server) => server.port === victimPort);
+      if (!victim) throw new Error(`Sentinel named ${victimPort}, not one of ours`);
+      await victim.kill();
+      await until(
+        'Sentinel to name a new primary',
+        async () => (await sentinel.primaryPort()) !== victimPort,
+        20_000,
+      );
+      load.markSwitch();
+      // One replica is gone, so WAIT for every replica cannot succeed: nothing is acknowledged,
+      // and nothing the new primary lacks could be.
+      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      expect(load.afterSwitch()).toBe(0);
+      // The dead primary comes back (its data on disk), Sentinel makes it a replica of the new one.
+      await victim.start();
+      await until(
+        'records once every replica is back',
+        async () => load.afterSwitch() >= 20,
+        45_000,
+      );
+    } finally {
+      await load.stop();
     }
-    // Every completion the store acknowledged is on the new primary, read there directly.
-    const newPrimaryPort = await sentinel.primaryPort();
-    const newPrimary = replicas.find((replica) => replica.port === newPrimaryPort);
-    if (!newPrimary) throw new Error(`Sentinel named ${newPrimaryPort}, not a replica`);
-    const onNewPrimary = redisStore({ url: newPrimary.url });
+    await expectOnlyTypedErrors(load.errors);
+    expect(await missingOnPrimary(load)).toEqual([]);
+  }, 120_000);
+
+  /** The ids a load's store acknowledged that the primary Sentinel names now does not hold. */
+  async function missingOnPrimary(load: Load): Promise<number[]> {
+    const port = await sentinel.primaryPort();
+    const server = [primary, ...replicas].find((candidate) => candidate.port === port);
+    if (!server) throw new Error(`Sentinel named ${port}, not one of ours`);
+    const onPrimary = redisStore({ url: server.url });
     const missing: number[] = [];
-    for (const id of acknowledged) {
-      const record = await onNewPrimary.inspect({ scope, requestId: String(id) });
+    for (const id of load.acknowledged) {
+      const record = await onPrimary.inspect({ scope: load.scope, requestId: String(id) });
       if (record?.state !== 'COMPLETED') missing.push(id);
     }
-    await onNewPrimary.close();
-    expect(missing).toEqual([]);
-    expect(afterSwitch()).toBeGreaterThanOrEqual(20);
-    await store.close();
-    client.disconnect();
-  }, 90_000);
+    await onPrimary.close();
+    return missing;
+  }
 });
+
+/** While the primary changed, operations may fail, but only with typed, retriable errors. */
+async function expectOnlyTypedErrors(errors: readonly unknown[]): Promise<void> {
+  for (const error of errors) {
+    expect(error).toBeInstanceOf(IdemqError);
+    expect((error as IdemqError).code).toBe(ErrorCodes.STORE_UNAVAILABLE);
+    expect((error as IdemqError).retriable).toBe(true);
+  }
+}
+
+interface Load {
+  scope: string;
+  /** Ids whose claim and completion the store acknowledged. */
+  acknowledged: number[];
+  errors: unknown[];
+  /** From now on, ids count as started after the switch. */
+  markSwitch(): void;
+  /** Acknowledged ids started after `markSwitch()`. */
+  afterSwitch(): number;
+  stop(): Promise<void>;
+}
+
+/**
+ * Four workers claiming and completing new ids in `scope` through a Sentinel client, with
+ * `WAIT` for both replicas after every claim and completion.
+ */
+async function startLoad(sentinel: SentinelProcess, scope: string): Promise<Load> {
+  const client = sentinelClient(sentinel);
+  const store = redisStore({
+    client,
+    commandTimeoutMs: 2_000,
+    durability: { replicas: 2, timeoutMs: 500 },
+  });
+  await store.ready();
+  const acknowledged: number[] = [];
+  const errors: unknown[] = [];
+  let next = 0;
+  let stopped = false;
+  let firstAfterSwitch = Number.POSITIVE_INFINITY;
+
+  async function worker() {
+    while (!stopped) {
+      const id = next++;
+      const requestId = String(id);
+      try {
+        const claimed = await store.claim({ scope, requestId, ...LEASE });
+        if (claimed.status !== 'claimed') throw new Error(`${requestId}: ${claimed.status}`);
+        const done = await store.complete({
+          scope,
+          requestId,
+          token: claimed.token,
+          ttlMs: 60_000,
+        });
+        if (done === 'ok') acknowledged.push(id);
+      } catch (error) {
+        errors.push(error);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    }
+  }
+  const workers = Array.from({ length: 4 }, worker);
+  return {
+    scope,
+    acknowledged,
+    errors,
+    markSwitch: () => {
+      firstAfterSwitch = next;
+    },
+    afterSwitch: () => acknowledged.filter((id) => id >= firstAfterSwitch).length,
+    async stop() {
+      stopped = true;
+      await Promise.all(workers);
+      await store.close();
+      client.disconnect();
+    },
+  };
+}
