@@ -19,30 +19,41 @@ async function waitForReplicaLink(url: string): Promise<void> {
   }
 }
 
-describe('redisStore durability (WAIT)', () => {
-  let primary: RedisProcess;
-  let replica: RedisProcess;
-
+/** A private primary and a replica linked to it, for the enclosing `describe`. */
+function primaryAndReplica(): { primary: RedisProcess; replica: RedisProcess } {
+  const servers = {} as { primary: RedisProcess; replica: RedisProcess };
   beforeAll(async () => {
-    primary = await redisProcess();
-    await primary.start();
-    replica = await redisProcess(['--replicaof', '127.0.0.1', String(primary.port)]);
-    await replica.start();
-    await waitForReplicaLink(replica.url);
+    servers.primary = await redisProcess();
+    await servers.primary.start();
+    servers.replica = await redisProcess([
+      '--replicaof',
+      '127.0.0.1',
+      String(servers.primary.port),
+    ]);
+    await servers.replica.start();
+    await waitForReplicaLink(servers.replica.url);
   });
   afterAll(async () => {
-    await replica.destroy();
-    await primary.destroy();
+    await servers.replica?.destroy();
+    await servers.primary?.destroy();
   });
+  return servers;
+}
+
+describe('redisStore durability (WAIT)', () => {
+  const servers = primaryAndReplica();
 
   it('confirms claim and complete on a replica before answering', async () => {
-    const store = redisStore({ url: primary.url, durability: { replicas: 1, timeoutMs: 1_000 } });
+    const store = redisStore({
+      url: servers.primary.url,
+      durability: { replicas: 1, timeoutMs: 1_000 },
+    });
     const claimed = await store.claim({ scope: 'd', requestId: 'r', ...LEASE });
     if (claimed.status !== 'claimed') throw new Error('expected a claim');
     expect(
       await store.complete({ scope: 'd', requestId: 'r', token: claimed.token, ttlMs: 60_000 }),
     ).toBe('ok');
-    const onReplica = redisStore({ url: replica.url });
+    const onReplica = redisStore({ url: servers.replica.url });
     // Read from the replica itself: the completion is already there, not merely on the primary.
     expect(await onReplica.inspect({ scope: 'd', requestId: 'r' })).toMatchObject({
       state: 'COMPLETED',
@@ -52,7 +63,10 @@ describe('redisStore durability (WAIT)', () => {
   });
 
   it('reports a typed error when too few replicas acknowledge', async () => {
-    const store = redisStore({ url: primary.url, durability: { replicas: 2, timeoutMs: 100 } });
+    const store = redisStore({
+      url: servers.primary.url,
+      durability: { replicas: 2, timeoutMs: 100 },
+    });
     const error = (await store
       .claim({ scope: 'd', requestId: 'short', ...LEASE })
       .catch((e: unknown) => e)) as IdemqError;
@@ -63,25 +77,12 @@ describe('redisStore durability (WAIT)', () => {
 });
 
 describe('redisStore durability when the primary dies during WAIT', () => {
-  let primary: RedisProcess;
-  let replica: RedisProcess;
-
-  beforeAll(async () => {
-    primary = await redisProcess();
-    await primary.start();
-    replica = await redisProcess(['--replicaof', '127.0.0.1', String(primary.port)]);
-    await replica.start();
-    await waitForReplicaLink(replica.url);
-  });
-  afterAll(async () => {
-    await replica.destroy();
-    await primary.destroy();
-  });
+  const servers = primaryAndReplica();
 
   it('fails the claim with a typed retriable error, not the ioredis error', async () => {
     // Two replicas asked, one exists: WAIT blocks for its timeout, and the primary dies meanwhile.
     const store = redisStore({
-      url: primary.url,
+      url: servers.primary.url,
       commandTimeoutMs: 5_000,
       durability: { replicas: 2, timeoutMs: 3_000 },
     });
@@ -89,7 +90,7 @@ describe('redisStore durability when the primary dies during WAIT', () => {
       .claim({ scope: 'd', requestId: 'dies', ...LEASE })
       .catch((e: unknown) => e);
     await new Promise((resolve) => setTimeout(resolve, 300));
-    await primary.kill();
+    await servers.primary.kill();
     const error = await pending;
     expect(error).toBeInstanceOf(IdemqError);
     expect((error as IdemqError).code).toBe(ErrorCodes.STORE_UNAVAILABLE);

@@ -107,19 +107,9 @@ describe('redisStore over Redis Sentinel', () => {
   it('keeps every acknowledged record through a handed-over failover (WAIT for every replica)', async () => {
     const load = await startLoad(sentinel, 'handover');
     try {
-      await until(
-        'records on the first primary',
-        async () => load.acknowledged.length >= 20,
-        10_000,
-      );
       const before = await sentinel.primaryPort();
       await sentinel.failover();
-      await until(
-        'Sentinel to name a new primary',
-        async () => (await sentinel.primaryPort()) !== before,
-        15_000,
-      );
-      load.markSwitch();
+      await load.switchedFrom(before);
       // Every replica must follow the new primary before WAIT succeeds again: Sentinel demotes
       // the old primary ~10 s after the promotion (measured: ~12 s until the first record).
       await until('records on the new primary', async () => load.afterSwitch() >= 20, 45_000);
@@ -134,21 +124,11 @@ describe('redisStore over Redis Sentinel', () => {
     const servers = [primary, ...replicas];
     const load = await startLoad(sentinel, 'crash');
     try {
-      await until(
-        'records on the first primary',
-        async () => load.acknowledged.length >= 20,
-        10_000,
-      );
       const victimPort = await sentinel.primaryPort();
       const victim = servers.find((server) => server.port === victimPort);
       if (!victim) throw new Error(`Sentinel named ${victimPort}, not one of ours`);
       await victim.kill();
-      await until(
-        'Sentinel to name a new primary',
-        async () => (await sentinel.primaryPort()) !== victimPort,
-        20_000,
-      );
-      load.markSwitch();
+      await load.switchedFrom(victimPort);
       // One replica is gone, so WAIT for every replica cannot succeed: nothing is acknowledged,
       // and nothing the new primary lacks could be.
       await new Promise((resolve) => setTimeout(resolve, 2_000));
@@ -197,16 +177,19 @@ interface Load {
   /** Ids whose claim and completion the store acknowledged. */
   acknowledged: number[];
   errors: unknown[];
-  /** From now on, ids count as started after the switch. */
-  markSwitch(): void;
-  /** Acknowledged ids started after `markSwitch()`. */
+  /**
+   * Waits for Sentinel to name a primary other than `port`; ids started from then on count as
+   * after the switch.
+   */
+  switchedFrom(port: number): Promise<void>;
+  /** Acknowledged ids started after the switch. */
   afterSwitch(): number;
   stop(): Promise<void>;
 }
 
 /**
  * Four workers claiming and completing new ids in `scope` through a Sentinel client, with
- * `WAIT` for both replicas after every claim and completion.
+ * `WAIT` for both replicas after every claim and completion; resolves once 20 are acknowledged.
  */
 async function startLoad(sentinel: SentinelProcess, scope: string): Promise<Load> {
   const client = sentinelClient(sentinel);
@@ -243,11 +226,16 @@ async function startLoad(sentinel: SentinelProcess, scope: string): Promise<Load
     }
   }
   const workers = Array.from({ length: 4 }, worker);
-  return {
+  const load: Load = {
     scope,
     acknowledged,
     errors,
-    markSwitch: () => {
+    async switchedFrom(port) {
+      await until(
+        'Sentinel to name a new primary',
+        async () => (await sentinel.primaryPort()) !== port,
+        20_000,
+      );
       firstAfterSwitch = next;
     },
     afterSwitch: () => acknowledged.filter((id) => id >= firstAfterSwitch).length,
@@ -258,4 +246,11 @@ async function startLoad(sentinel: SentinelProcess, scope: string): Promise<Load
       client.disconnect();
     },
   };
+  try {
+    await until('records on the first primary', async () => acknowledged.length >= 20, 10_000);
+  } catch (error) {
+    await load.stop();
+    throw error;
+  }
+  return load;
 }
