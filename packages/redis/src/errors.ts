@@ -1,4 +1,4 @@
-import { StoreUnavailableError } from '@idemq/core';
+import { IdemqError, StoreUnavailableError } from '@idemq/core';
 
 /**
  * Turns whatever the client threw into a retriable `StoreUnavailableError`. The message names
@@ -15,7 +15,11 @@ export function redact(text: string): string {
   return text.replace(/(\w+:\/\/)([^@/\s]*)@/g, '$1***@');
 }
 
-/** Rejects with a retriable error when `promise` takes longer than `timeoutMs`. */
+/**
+ * Bounds a store call: rejects with a retriable error when `promise` takes longer than
+ * `timeoutMs`, and only ever with typed errors: an `IdemqError` as it is, anything else (the
+ * client's own errors, such as a connection lost mid-command) as a `StoreUnavailableError`.
+ */
 export function withTimeout<T>(
   promise: Promise<T>,
   timeoutMs: number,
@@ -28,5 +32,8 @@ export function withTimeout<T>(
       timeoutMs,
     );
   });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+  const typed = promise.catch((error: unknown) => {
+    throw error instanceof IdemqError ? error : storeError(operation, error);
+  });
+  return Promise.race([typed, timeout]).finally(() => clearTimeout(timer));
 }

@@ -186,14 +186,11 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
   async function waitForReplicas(): Promise<void> {
     const durability = options.durability;
     if (!durability || isCluster) return;
-    // A connection lost during WAIT rejects with the client's own error: typed here like the rest.
     const acked = await withTimeout(
       (client as Redis).wait(durability.replicas, durability.timeoutMs),
       timeoutMs,
       'WAIT',
-    ).catch((error: unknown) => {
-      throw storeError('WAIT', error);
-    });
+    );
     if (acked < durability.replicas) {
       throw storeError(
         'WAIT',

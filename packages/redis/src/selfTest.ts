@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { ErrorCodes, IdemqError, type Logger, StoreUnavailableError } from '@idemq/core';
 import { decodeClaim } from './codec.js';
-import { storeError, withTimeout } from './errors.js';
+import { withTimeout } from './errors.js';
 import type { RedisClient, ScriptRunner } from './ScriptRunner.js';
 
 /** Oldest Redis the scripts are written for (HSET with many fields, PEXPIRE, TIME in scripts). */
@@ -37,9 +37,7 @@ export async function runSelfTest(context: SelfTestContext): Promise<SelfTestRep
   const { client, runner, prefix, timeoutMs } = context;
   const cluster = 'nodes' in client;
   const step = <T>(name: string, work: () => Promise<T>) =>
-    withTimeout(work(), timeoutMs, `self-test ${name}`).catch((error: unknown) => {
-      throw error instanceof IdemqError ? error : storeError(`self-test ${name}`, error);
-    });
+    withTimeout(work(), timeoutMs, `self-test ${name}`);
 
   await step('connect', () => connected(client));
   const info = await step('INFO', async () => {
