@@ -2,6 +2,7 @@ import { ErrorCodes, IdemqError } from '@idemq/core';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { redisStore } from '../src/index.js';
+import { until } from './helpers.js';
 import { type RedisProcess, redisProcess } from './redisProcess.js';
 
 const LEASE = { leaseMs: 5_000, retainMs: 5_000 };
@@ -9,11 +10,11 @@ const LEASE = { leaseMs: 5_000, retainMs: 5_000 };
 async function waitForReplicaLink(url: string): Promise<void> {
   const client = new Redis(url);
   try {
-    for (let i = 0; i < 200; i++) {
-      if ((await client.info('replication')).includes('master_link_status:up')) return;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    throw new Error('replica never linked to its primary');
+    await until(
+      'the replica to link to its primary',
+      async () => (await client.info('replication')).includes('master_link_status:up'),
+      10_000,
+    );
   } finally {
     client.disconnect();
   }

@@ -56,3 +56,16 @@ export function watchScriptCalls(client: Redis): { max(): number; stop(): void }
     },
   };
 }
+
+/** Polls `check` every 50 ms until it holds; fails naming `what` after `timeoutMs`. */
+export async function until(
+  what: string,
+  check: () => Promise<boolean>,
+  timeoutMs: number,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}

@@ -41,19 +41,24 @@ export async function waitForPing(port: number): Promise<void> {
   throw new Error(`redis-server on ${port} did not answer`);
 }
 
+/** Sends `signal` to a server process that is still running and waits until it has exited. */
+export async function endProcess(child: ChildProcess, signal: NodeJS.Signals): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  await new Promise<void>((resolve) => {
+    child.once('exit', () => resolve());
+    child.kill(signal);
+  });
+}
+
 /** Append-only with fsync always, so records survive a restart as they would in production. */
 export async function redisProcess(extraArgs: readonly string[] = []): Promise<RedisProcess> {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'idemq-redis-'));
   let child: ChildProcess | undefined;
-  const end = async (signal: NodeJS.Signals) => {
+  const end = (signal: NodeJS.Signals) => {
     const running = child;
     child = undefined;
-    if (!running || running.exitCode !== null) return;
-    await new Promise<void>((resolve) => {
-      running.once('exit', () => resolve());
-      running.kill(signal);
-    });
+    return running ? endProcess(running, signal) : Promise.resolve();
   };
   const stop = () => end('SIGTERM');
   return {

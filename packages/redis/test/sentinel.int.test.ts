@@ -2,6 +2,7 @@ import { ErrorCodes, IdemqError, silentLogger } from '@idemq/core';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { redisStore } from '../src/index.js';
+import { until } from './helpers.js';
 import { type RedisProcess, redisProcess } from './redisProcess.js';
 import { type SentinelProcess, sentinelProcess } from './sentinelProcess.js';
 
@@ -30,14 +31,6 @@ function sentinelClient(sentinel: SentinelProcess): Redis {
   });
   client.on('error', () => {});
   return client;
-}
-
-async function until(what: string, check: () => Promise<boolean>, timeoutMs: number) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 describe('redisStore over Redis Sentinel', () => {

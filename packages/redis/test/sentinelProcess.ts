@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '@idemq/services';
 import { Redis } from 'ioredis';
-import { waitForPing } from './redisProcess.js';
+import { until } from './helpers.js';
+import { endProcess, waitForPing } from './redisProcess.js';
 
 /** A private Redis Sentinel watching one primary, for failover tests. */
 export interface SentinelProcess {
@@ -49,34 +50,30 @@ export async function sentinelProcess(name: string, primaryPort: number): Promis
       return Number(address[1]);
     },
     async waitForReplica(replicaPort) {
-      for (let i = 0; i < 200; i++) {
-        const replicas = (await admin.call('SENTINEL', 'REPLICAS', name)) as string[][];
-        const healthy = replicas.some((fields) => {
-          const info = new Map<string, string>();
-          for (let f = 0; f + 1 < fields.length; f += 2)
-            info.set(fields[f] as string, fields[f + 1] as string);
-          return (
-            info.get('port') === String(replicaPort) &&
-            info.get('flags') === 'slave' &&
-            info.get('master-link-status') === 'ok'
-          );
-        });
-        if (healthy) return;
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-      throw new Error(`Sentinel never saw the replica on ${replicaPort}`);
+      await until(
+        `Sentinel to see the replica on ${replicaPort}`,
+        async () => {
+          const replicas = (await admin.call('SENTINEL', 'REPLICAS', name)) as string[][];
+          return replicas.some((fields) => {
+            const info = new Map<string, string>();
+            for (let f = 0; f + 1 < fields.length; f += 2)
+              info.set(fields[f] as string, fields[f + 1] as string);
+            return (
+              info.get('port') === String(replicaPort) &&
+              info.get('flags') === 'slave' &&
+              info.get('master-link-status') === 'ok'
+            );
+          });
+        },
+        20_000,
+      );
     },
     async failover() {
       await admin.call('SENTINEL', 'FAILOVER', name);
     },
     async destroy() {
       admin.disconnect();
-      if (child.exitCode === null) {
-        await new Promise<void>((resolve) => {
-          child.once('exit', () => resolve());
-          child.kill('SIGTERM');
-        });
-      }
+      await endProcess(child, 'SIGTERM');
       rmSync(dir, { recursive: true, force: true });
     },
   };
