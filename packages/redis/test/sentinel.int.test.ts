@@ -109,19 +109,16 @@ describe('redisStore over Redis Sentinel', () => {
     } finally {
       await load.stop();
     }
-    await expectOnlyTypedErrors(load.errors);
+    expectOnlyTypedErrors(load.errors);
     expect(await missingOnPrimary(load)).toEqual([]);
   }, 90_000);
 
   it('keeps every acknowledged record when the primary dies, and waits for its replicas', async () => {
-    const servers = [primary, ...replicas];
     const load = await startLoad(sentinel, 'crash');
     try {
-      const victimPort = await sentinel.primaryPort();
-      const victim = servers.find((server) => server.port === victimPort);
-      if (!victim) throw new Error(`Sentinel named ${victimPort}, not one of ours`);
+      const victim = await namedPrimary();
       await victim.kill();
-      await load.switchedFrom(victimPort);
+      await load.switchedFrom(victim.port);
       // One replica is gone, so WAIT for every replica cannot succeed: nothing is acknowledged,
       // and nothing the new primary lacks could be.
       await new Promise((resolve) => setTimeout(resolve, 2_000));
@@ -136,16 +133,21 @@ describe('redisStore over Redis Sentinel', () => {
     } finally {
       await load.stop();
     }
-    await expectOnlyTypedErrors(load.errors);
+    expectOnlyTypedErrors(load.errors);
     expect(await missingOnPrimary(load)).toEqual([]);
   }, 120_000);
 
-  /** The ids a load's store acknowledged that the primary Sentinel names now does not hold. */
-  async function missingOnPrimary(load: Load): Promise<number[]> {
+  /** The server Sentinel names as the primary now. */
+  async function namedPrimary(): Promise<RedisProcess> {
     const port = await sentinel.primaryPort();
     const server = [primary, ...replicas].find((candidate) => candidate.port === port);
     if (!server) throw new Error(`Sentinel named ${port}, not one of ours`);
-    const onPrimary = redisStore({ url: server.url });
+    return server;
+  }
+
+  /** The ids a load's store acknowledged that the primary Sentinel names now does not hold. */
+  async function missingOnPrimary(load: Load): Promise<number[]> {
+    const onPrimary = redisStore({ url: (await namedPrimary()).url });
     const missing: number[] = [];
     for (const id of load.acknowledged) {
       const record = await onPrimary.inspect({ scope: load.scope, requestId: String(id) });
@@ -157,7 +159,7 @@ describe('redisStore over Redis Sentinel', () => {
 });
 
 /** While the primary changed, operations may fail, but only with typed, retriable errors. */
-async function expectOnlyTypedErrors(errors: readonly unknown[]): Promise<void> {
+function expectOnlyTypedErrors(errors: readonly unknown[]): void {
   for (const error of errors) {
     expect(error).toBeInstanceOf(IdemqError);
     expect((error as IdemqError).code).toBe(ErrorCodes.STORE_UNAVAILABLE);
