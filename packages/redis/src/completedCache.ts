@@ -1,11 +1,19 @@
 /**
  * An in-process cache of ids this process saw COMPLETED, so hot duplicates cost no round trip.
- * Entries live at most `ttlMs` (and never past the record's own TTL); the oldest is evicted
- * past `maxEntries`. A cached id answered for a different payload fingerprint is a miss, so
- * key reuse is still decided by Redis.
+ * Entries live at most `ttlMs` (and never past the record's own TTL); it holds the last
+ * `maxEntries` ids remembered, the oldest evicted first. A cached id answered for a different
+ * payload fingerprint is a miss, so key reuse is still decided by Redis.
+ *
+ * Eviction order is kept in a ring of `maxEntries` slots rather than by the Map's own insertion
+ * order: finding a Map's oldest key (`keys().next()`) walks past every entry deleted since the
+ * Map last rehashed, so a full cache slowed down as it ran (measured: 4.5 → 36 µs per insert
+ * over 100 000 inserts at 50 000 entries); a slot is O(1).
  */
 export class CompletedCache {
-  private readonly entries = new Map<string, CachedCompletion>();
+  private readonly entries = new Map<string, Entry>();
+  /** `slots[i]`: the key last remembered in slot i; it still owns it if its entry says so. */
+  private readonly slots: string[] = [];
+  private nextSlot = 0;
   hits = 0;
 
   constructor(
@@ -14,13 +22,15 @@ export class CompletedCache {
   ) {}
 
   remember(key: string, completion: Omit<CachedCompletion, 'until'>, recordTtlMs: number): void {
+    const slot = this.nextSlot;
+    this.nextSlot = slot + 1 === this.maxEntries ? 0 : slot + 1;
+    // The slot's previous key is the oldest remembered; evict it unless it moved to a newer slot.
+    const previous = this.slots[slot];
+    if (previous !== undefined && this.entries.get(previous)?.slot === slot)
+      this.entries.delete(previous);
+    this.slots[slot] = key;
     const until = performance.now() + Math.min(this.ttlMs, recordTtlMs);
-    this.entries.delete(key);
-    this.entries.set(key, { ...completion, until });
-    if (this.entries.size > this.maxEntries) {
-      const oldest = this.entries.keys().next().value;
-      if (oldest !== undefined) this.entries.delete(oldest);
-    }
+    this.entries.set(key, { ...completion, until, slot });
   }
 
   get(key: string, fingerprint: string | undefined): CachedCompletion | undefined {
@@ -40,6 +50,11 @@ export class CompletedCache {
     this.hits += 1;
     return entry;
   }
+
+  /** Ids held now (expired ones included until they are looked up or evicted). */
+  get size(): number {
+    return this.entries.size;
+  }
 }
 
 export interface CachedCompletion {
@@ -48,4 +63,9 @@ export interface CachedCompletion {
   result?: string;
   /** performance.now() time after which the entry is stale. */
   until: number;
+}
+
+interface Entry extends CachedCompletion {
+  /** The ring slot that holds this key's place in the eviction order. */
+  slot: number;
 }
