@@ -13,7 +13,7 @@ export interface RedisProcess {
   stop(): Promise<void>;
   /** Kills the server without letting it shut down (SIGKILL), as a crash would. */
   kill(): Promise<void>;
-  /** Stops the server and removes its data directory. */
+  /** Kills the server and removes its data directory (teardown: nothing needs a clean stop). */
   destroy(): Promise<void>;
 }
 
@@ -41,13 +41,29 @@ export async function waitForPing(port: number): Promise<void> {
   throw new Error(`redis-server on ${port} did not answer`);
 }
 
-/** Sends `signal` to a server process that is still running and waits until it has exited. */
-export async function endProcess(child: ChildProcess, signal: NodeJS.Signals): Promise<void> {
+/**
+ * Sends `signal` to a server process that is still running and waits until it has exited. One
+ * that outlives `graceMs` is killed (SIGKILL), and the call fails naming it, instead of hanging
+ * the test.
+ */
+export async function endProcess(
+  child: ChildProcess,
+  signal: NodeJS.Signals,
+  graceMs = 15_000,
+): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
-  await new Promise<void>((resolve) => {
-    child.once('exit', () => resolve());
-    child.kill(signal);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill(signal);
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'late'>((resolve) => {
+    timer = setTimeout(() => resolve('late'), graceMs);
   });
+  const outcome = await Promise.race([exited, late]);
+  clearTimeout(timer);
+  if (outcome !== 'late') return;
+  child.kill('SIGKILL');
+  await exited;
+  throw new Error(`${child.spawnargs.join(' ')} did not exit within ${graceMs} ms of ${signal}`);
 }
 
 /** Append-only with fsync always, so records survive a restart as they would in production. */
@@ -92,7 +108,10 @@ export async function redisProcess(extraArgs: readonly string[] = []): Promise<R
     stop,
     kill: () => end('SIGKILL'),
     async destroy() {
-      await stop();
+      // Not SIGTERM: a graceful shutdown can wait (a primary waits up to shutdown-timeout for
+      // its replicas), and once in CI a Sentinel suite's teardown outlived its 60 s hook with
+      // all three servers still running afterwards. A kill cannot hang.
+      await end('SIGKILL');
       rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -73,7 +73,7 @@ export async function sentinelProcess(name: string, primaryPort: number): Promis
     },
     async destroy() {
       admin.disconnect();
-      await endProcess(child, 'SIGTERM');
+      await endProcess(child, 'SIGKILL');
       rmSync(dir, { recursive: true, force: true });
     },
   };
