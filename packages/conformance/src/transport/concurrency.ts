@@ -23,19 +23,27 @@ export function registerConcurrencyCases(suite: Suite<TransportEnv, TransportHar
         react: (d) => env.holdLease(d),
       });
       const total = 8;
-      for (let i = 0; i < total; i++) await transport.publish(source, { body: `m${i}` });
+      const ids = Array.from({ length: total }, (_, i) => env.id(`m${i}`));
+      for (const [i, id] of ids.entries())
+        await transport.publish(source, { requestId: id, body: `m${i}` });
 
-      let delivered = await spy.waitForCount('delivered', maxInFlight);
+      await spy.waitForCount('delivered', maxInFlight);
       await env.quiet();
       expect(spy.count('delivered'), 'deliveries while all slots are held').toBe(maxInFlight);
 
-      // Each settlement frees exactly one slot.
+      // Each settlement frees exactly one slot. The one settled is the earliest published of those
+      // out, not the earliest delivered: where one message per partition is out at a time (Kafka
+      // in order; keyless messages go round-robin), that is the one the next message waits
+      // behind, whichever partition's first message arrived first.
       for (let settledCount = 1; settledCount <= total; settledCount++) {
-        const oldest = delivered[settledCount - 1];
-        if (!oldest) break;
-        expect(await oldest.data.delivery.ack()).toBe(true);
+        const out = spy.all('delivered').filter((r) => !r.data.delivery.settled);
+        const earliest = ids
+          .map((id) => out.find((r) => r.requestId === id))
+          .find((r) => r !== undefined);
+        if (!earliest) break;
+        expect(await earliest.data.delivery.ack()).toBe(true);
         const expected = Math.min(total, maxInFlight + settledCount);
-        delivered = await spy.waitForCount('delivered', expected);
+        await spy.waitForCount('delivered', expected);
         const unsettled = spy.all('delivered').filter((r) => !r.data.delivery.settled).length;
         expect(unsettled).toBeLessThanOrEqual(maxInFlight);
       }
