@@ -18,6 +18,7 @@ import { CompletedCache } from './completedCache.js';
 import { storeError, withTimeout } from './errors.js';
 import { HeldKeys } from './heldKeys.js';
 import { OwnerTokens } from './ownerTokens.js';
+import { ReplicaWaits } from './replicaWaits.js';
 import { type RedisClient, ScriptRunner } from './ScriptRunner.js';
 import { runSelfTest, type SelfTestReport } from './selfTest.js';
 import { warnOnSentinelWithoutFailoverDetector } from './sentinelCheck.js';
@@ -85,9 +86,10 @@ export interface RedisStore extends Store {
   ready(): Promise<SelfTestReport>;
   /**
    * Script calls sent so far, round trips (sequential waits: the per-slot calls of one
-   * `claimMany` leave together and count once), and local-cache hits.
+   * `claimMany` leave together and count once), local-cache hits, and `WAIT`s sent for
+   * `durability` (one per tick's worth of operations, not one each).
    */
-  stats(): { scriptCalls: number; roundTrips: number; cacheHits: number };
+  stats(): { scriptCalls: number; roundTrips: number; cacheHits: number; replicaWaits: number };
 }
 
 /**
@@ -183,6 +185,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     if (closed) throw new StoreClosedError();
   }
 
+  /** One `WAIT`; `replicaWaits` shares it among the operations of a tick. */
   async function waitForReplicas(): Promise<void> {
     const durability = options.durability;
     if (!durability || isCluster) return;
@@ -198,6 +201,8 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
       );
     }
   }
+
+  const replicaWaits = new ReplicaWaits(waitForReplicas);
 
   function fromCache(key: string, request: ClaimRequest): ClaimOutcome | undefined {
     const cached = cache?.get(key, request.fingerprint);
@@ -252,7 +257,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     if (outcome.status === 'claimed') {
       heldKeys.hold(token, request.scope, request.requestId, key);
       if (cache) heldFingerprints.set(key, request.fingerprint);
-      return options.durability ? waitForReplicas().then(() => outcome) : outcome;
+      return options.durability ? replicaWaits.acknowledged().then(() => outcome) : outcome;
     }
     if (outcome.status === 'duplicate') {
       cache?.remember(
@@ -328,7 +333,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
           request.ttlMs,
         );
       }
-      if (outcome === 'ok' && options.durability) await waitForReplicas();
+      if (outcome === 'ok' && options.durability) await replicaWaits.acknowledged();
       return outcome;
     },
 
@@ -383,6 +388,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
         scriptCalls: runner.calls,
         roundTrips: batcher.roundTrips,
         cacheHits: cache?.hits ?? 0,
+        replicaWaits: replicaWaits.sent,
       };
     },
 

@@ -63,6 +63,49 @@ describe('redisStore durability (WAIT)', () => {
     await store.close();
   });
 
+  it('shares one WAIT among the operations of a tick, each confirmed on the replica', async () => {
+    const store = redisStore({
+      url: servers.primary.url,
+      durability: { replicas: 1, timeoutMs: 1_000 },
+    });
+    const ids = Array.from({ length: 64 }, (_, i) => `many-${i}`);
+    await Promise.all(
+      ids.map(async (requestId) => {
+        const claimed = await store.claim({ scope: 'd', requestId, ...LEASE });
+        if (claimed.status !== 'claimed') throw new Error(`expected a claim of ${requestId}`);
+        const token = claimed.token;
+        expect(await store.complete({ scope: 'd', requestId, token, ttlMs: 60_000 })).toBe('ok');
+      }),
+    );
+    // A WAIT each would be 128; the claims leave in a few calls, and so do their WAITs.
+    expect(store.stats().replicaWaits).toBeLessThanOrEqual(16);
+    const onReplica = redisStore({ url: servers.replica.url });
+    for (const requestId of ids)
+      expect(await onReplica.inspect({ scope: 'd', requestId })).toMatchObject({
+        state: 'COMPLETED',
+      });
+    await onReplica.close();
+    await store.close();
+  });
+
+  it('reports a typed error to every operation that shared a WAIT when too few replicas acknowledge', async () => {
+    const store = redisStore({
+      url: servers.primary.url,
+      durability: { replicas: 2, timeoutMs: 100 },
+    });
+    const errors = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        store.claim({ scope: 'd', requestId: `short-${i}`, ...LEASE }).catch((e: unknown) => e),
+      ),
+    );
+    for (const error of errors) {
+      expect(error).toBeInstanceOf(IdemqError);
+      expect((error as IdemqError).code).toBe(ErrorCodes.STORE_UNAVAILABLE);
+    }
+    expect(store.stats().replicaWaits).toBe(1);
+    await store.close();
+  });
+
   it('reports a typed error when too few replicas acknowledge', async () => {
     const store = redisStore({
       url: servers.primary.url,
