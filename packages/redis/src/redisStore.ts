@@ -125,6 +125,12 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
       'durability.timeoutMs must be below commandTimeoutMs (WAIT runs within the command timeout)',
     )
     .expect(
+      options.durability === undefined ||
+        options.client === undefined ||
+        !('nodes' in options.client),
+      'durability is for standalone and Sentinel clients: on a Cluster a WAIT would have to go to each written node',
+    )
+    .expect(
       options.prefix === undefined || !/[{}]/.test(options.prefix),
       "prefix must not contain { or }: the hash tag is the store's own",
     )
@@ -188,7 +194,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
   /** One `WAIT`; `replicaWaits` shares it among the operations of a tick. */
   async function waitForReplicas(): Promise<void> {
     const durability = options.durability;
-    if (!durability || isCluster) return;
+    if (!durability) return;
     const acked = await withTimeout(
       (client as Redis).wait(durability.replicas, durability.timeoutMs),
       timeoutMs,

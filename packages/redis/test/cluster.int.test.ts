@@ -21,6 +21,12 @@ describe('redisStore on a 3-master Redis Cluster', () => {
     await cluster.quit();
   });
 
+  it('refuses durability on a Cluster client rather than ignore it', () => {
+    expect(() =>
+      redisStore({ client: cluster, durability: { replicas: 1, timeoutMs: 100 } }),
+    ).toThrow(/durability is for standalone and Sentinel clients/);
+  });
+
   it('runs the whole record life cycle on records spread over every master', async () => {
     const ids = Array.from({ length: 60 }, (_, i) => `order-${i}`);
     const claims = await store.claimMany(ids.map((requestId) => ({ scope, requestId, ...LEASE })));
