@@ -63,8 +63,8 @@ export interface RedisStoreOptions {
   /** Answer hot duplicates from an in-process cache of COMPLETED ids (0 round trips). Off by default. */
   localCache?: { maxEntries?: number; ttlMs?: number };
   /**
-   * After claim and complete, `WAIT` for this many replicas (standalone / Sentinel primaries).
-   * Off by default.
+   * After claim and complete, `WAIT` for this many replicas (standalone / Sentinel primaries;
+   * refused for a Cluster client). Operations answered together share one `WAIT`. Off by default.
    */
   durability?: { replicas: number; timeoutMs: number };
   logger?: Logger;
