@@ -1,7 +1,7 @@
 import { ErrorCodes, IdemqError } from '@idemq/core';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { redisStore } from '../src/index.js';
+import { type RedisStore, redisStore } from '../src/index.js';
 import { until } from './helpers.js';
 import { type RedisProcess, redisProcess } from './redisProcess.js';
 
@@ -44,22 +44,30 @@ function primaryAndReplica(): { primary: RedisProcess; replica: RedisProcess } {
 describe('redisStore durability (WAIT)', () => {
   const servers = primaryAndReplica();
 
+  async function claimAndComplete(store: RedisStore, requestId: string): Promise<void> {
+    const claimed = await store.claim({ scope: 'd', requestId, ...LEASE });
+    if (claimed.status !== 'claimed') throw new Error(`expected a claim of ${requestId}`);
+    const token = claimed.token;
+    expect(await store.complete({ scope: 'd', requestId, token, ttlMs: 60_000 })).toBe('ok');
+  }
+
+  /** Reads the replica itself: the completions are already there, not merely on the primary. */
+  async function expectCompletedOnReplica(ids: readonly string[]): Promise<void> {
+    const onReplica = redisStore({ url: servers.replica.url });
+    for (const requestId of ids)
+      expect(await onReplica.inspect({ scope: 'd', requestId })).toMatchObject({
+        state: 'COMPLETED',
+      });
+    await onReplica.close();
+  }
+
   it('confirms claim and complete on a replica before answering', async () => {
     const store = redisStore({
       url: servers.primary.url,
       durability: { replicas: 1, timeoutMs: 1_000 },
     });
-    const claimed = await store.claim({ scope: 'd', requestId: 'r', ...LEASE });
-    if (claimed.status !== 'claimed') throw new Error('expected a claim');
-    expect(
-      await store.complete({ scope: 'd', requestId: 'r', token: claimed.token, ttlMs: 60_000 }),
-    ).toBe('ok');
-    const onReplica = redisStore({ url: servers.replica.url });
-    // Read from the replica itself: the completion is already there, not merely on the primary.
-    expect(await onReplica.inspect({ scope: 'd', requestId: 'r' })).toMatchObject({
-      state: 'COMPLETED',
-    });
-    await onReplica.close();
+    await claimAndComplete(store, 'r');
+    await expectCompletedOnReplica(['r']);
     await store.close();
   });
 
@@ -69,22 +77,10 @@ describe('redisStore durability (WAIT)', () => {
       durability: { replicas: 1, timeoutMs: 1_000 },
     });
     const ids = Array.from({ length: 64 }, (_, i) => `many-${i}`);
-    await Promise.all(
-      ids.map(async (requestId) => {
-        const claimed = await store.claim({ scope: 'd', requestId, ...LEASE });
-        if (claimed.status !== 'claimed') throw new Error(`expected a claim of ${requestId}`);
-        const token = claimed.token;
-        expect(await store.complete({ scope: 'd', requestId, token, ttlMs: 60_000 })).toBe('ok');
-      }),
-    );
+    await Promise.all(ids.map((requestId) => claimAndComplete(store, requestId)));
     // A WAIT each would be 128; the claims leave in a few calls, and so do their WAITs.
     expect(store.stats().replicaWaits).toBeLessThanOrEqual(16);
-    const onReplica = redisStore({ url: servers.replica.url });
-    for (const requestId of ids)
-      expect(await onReplica.inspect({ scope: 'd', requestId })).toMatchObject({
-        state: 'COMPLETED',
-      });
-    await onReplica.close();
+    await expectCompletedOnReplica(ids);
     await store.close();
   });
 
