@@ -1,5 +1,5 @@
 /**
- * F01–F07 of the fault suite (shared/CONFORMANCE.md), plus the soak: sizes, handler timing,
+ * F01–F07 of the fault suite (docs/reliability.md), plus the soak: sizes, handler timing,
  * faults and the extra pass criterion of each. `bounded` sizes keep `pnpm test` short; the CLI
  * scales `messages` up.
  */

@@ -26,9 +26,8 @@ const closedError = (cause?: unknown) =>
  * unsettled one leaves as a single `basic.ack` with `multiple`, the rest one by one (never held
  * back behind a slow delivery, which would keep its prefetch slot). A multiple ack settles only
  * deliveries the broker still holds, so tags already nacked inside the run are not touched.
- *
- * Measured on a quorum queue at prefetch 64 (a raw amqplib consumer): the broker spends less than
- * half the CPU per message with multiple acks than with one ack per message.
+ * Multiple acks, because one ack per message costs a quorum queue far more broker CPU
+ * (docs/performance.md).
  */
 export class ChannelAcks {
   /** Unsettled deliveries by tag, oldest first: a channel's delivery tags only grow. */

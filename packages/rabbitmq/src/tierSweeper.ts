@@ -30,10 +30,10 @@ export interface TierSweeperSettings {
  * The safety net under retry tiers: a copy a tier keeps past its time is moved back to its
  * source queue by the consumers themselves, instead of waiting for the broker for ever.
  *
- * A tier's copies are meant to leave by TTL dead-lettering. On RabbitMQ 3.10 a quorum tier was
- * seen (chaos F03, 2026-12-04) to keep every copy it had been given ready for ten minutes, none
- * expired; each was a message the run never saw again. So after a copy goes into a tier, the
- * transport looks at that tier once the copy is overdue (due + `overdueAfterMs`). In the common
+ * A tier's copies are meant to leave by TTL dead-lettering, but RabbitMQ 3.10 can leave a quorum
+ * tier's TTL unenforced, stranding every copy in it (docs/reliability.md). So after a copy goes
+ * into a tier, the transport looks at that tier once the copy is overdue (due +
+ * `overdueAfterMs`). In the common
  * case the tier is empty by then: one `basic.get` answers so. Otherwise the copies at its head
  * that are overdue are published to the source queue (confirmed, mandatory) and only then acked
  * from the tier; the first one not overdue goes back (a tier is FIFO with one TTL, so none behind
@@ -134,7 +134,7 @@ export class TierSweeper {
         const overdueAt = Number.isFinite(dueAt) ? dueAt + graceMs : undefined;
         if (overdueAt === undefined || overdueAt > Date.now()) {
           // Put back at the head. The count of this return stays in the tier: the copy reaches
-          // its queue with `x-delivery-count` 0 (measured on 3.10), so its attempt is unchanged.
+          // its queue with `x-delivery-count` 0 (RabbitMQ 3.10), so its attempt is unchanged.
           channel.nack(got, false, true);
           return overdueAt ?? Date.now() + watch.tierMs + graceMs;
         }

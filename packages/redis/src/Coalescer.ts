@@ -60,8 +60,7 @@ export interface CoalescerOptions {
  *
  * Two calls of at most 32 keys per lane, rather than one of up to 256: a burst of 64 claims
  * leaves as two calls, and the server runs the second while this process handles the replies
- * to the first. Measured with `pnpm bench` at concurrency 64: 0.66–0.68× → 0.90–0.92× the SET NX
- * baseline's messages/s in the same runs.
+ * to the first (the measurements: docs/performance-history.md).
  */
 export class Coalescer {
   private readonly lanes = new Map<string, Lane>();

@@ -77,7 +77,7 @@ export interface ReceiverDeps {
  * slots (≤ 10), and up to ⌈maxInFlight / 10⌉ polls run at once, so a receive never brings more
  * than there is room for (at most 10 polls per subscription).
  *
- * Shutdown (TRANSPORTS.md c3): a long poll is never aborted on a graceful stop, since SQS may
+ * Shutdown: a long poll is never aborted on a graceful stop, since SQS may
  * already have handed it messages that would then stay invisible until their timeout. `stop()`
  * issues no new receive and gives back what a returning poll brings; `close()` also gives back
  * every unsettled delivery and waits for the polls to return (≤ `waitTimeMs`). Only the

@@ -21,8 +21,8 @@ import { isExternal } from './urls.mjs';
 const ID = 'kafka';
 export const DEFAULT_KAFKA_VERSION = '3.9.1';
 /**
- * kafka-run-class.sh's GC flags, plus C1-only JIT: on 2 busy cores the broker starts about
- * twice as fast without C2 (measured), and a test broker needs no peak throughput.
+ * kafka-run-class.sh's GC flags, plus C1-only JIT: on busy cores the broker starts faster
+ * without C2 (docs/services.md), and a test broker needs no peak throughput.
  */
 const JVM_FLAGS = [
   '-XX:TieredStopAtLevel=1',

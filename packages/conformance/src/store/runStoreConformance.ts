@@ -9,7 +9,7 @@ import { registerRecordCases } from './records.js';
 import { StoreEnv } from './StoreEnv.js';
 
 /**
- * Registers the store conformance cases (S01–S11 of CONFORMANCE.md) for one `Store`
+ * Registers the store conformance cases (S01–S11, listed in this package's README) for one `Store`
  * implementation as a vitest `describe` block. Call it at the top level of a test file.
  *
  * Every case uses its own scope and closes the stores it opened, also when it fails. Cases that

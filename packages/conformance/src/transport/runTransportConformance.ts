@@ -19,8 +19,8 @@ import { registerSettlementCases } from './settlement.js';
 import { TransportEnv } from './TransportEnv.js';
 
 /**
- * Registers the transport conformance cases (C00–C34 of CONFORMANCE.md; C24 when the harness can
- * interrupt connections) for one
+ * Registers the transport conformance cases (C00–C34, listed in this package's README; C24 when
+ * the harness can interrupt connections) for one
  * `Transport` implementation as a vitest `describe` block. Call it at the top level of a test
  * file.
  *

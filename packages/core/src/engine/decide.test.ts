@@ -32,7 +32,7 @@ function failed(attempt: number, error: Error = new Error('boom'), retriable = t
   return { kind: 'failed', error, attempt, retriable } as const;
 }
 
-describe('decide (DESIGN.md §4 decision table)', () => {
+describe('decide (the decision table of docs/design.md)', () => {
   it('claimed + handler succeeded → ack as processed', () => {
     expect(decideFor({ kind: 'processed', result: 1, attempt: 1, fencingToken: 7 })).toEqual({
       verb: 'ack',

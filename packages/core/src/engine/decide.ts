@@ -21,7 +21,7 @@ export interface DecisionPolicy {
 }
 
 /**
- * The decision table of DESIGN.md §4, as one pure function: every transport settles the same
+ * The decision table of docs/design.md, as one pure function: every transport settles the same
  * execution the same way.
  */
 export function decide(

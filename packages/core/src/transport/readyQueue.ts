@@ -1,7 +1,7 @@
 /**
  * A FIFO with a cheap `shift`: an array read from a moving head, compacted once the consumed
- * part is the larger half. `Array.prototype.shift` moves every element, which made draining a
- * queue of 100 000 messages quadratic (70 % of the in-memory transport's CPU).
+ * part is the larger half. `Array.prototype.shift` moves every element, which makes draining a
+ * long queue quadratic.
  */
 export class ReadyQueue<T> {
   private items: T[] = [];
