@@ -38,13 +38,16 @@ const orderBlob = event('/shop/orders', 'o-3', 'application/octet-stream', '{"ra
 // The id of the first event under another source: another event (CloudEvents duplicates are
 // equal (source, id) pairs).
 const invoice = event('/shop/billing', 'o-1', 'text/plain; charset=utf-8', 'facture réglée ✓');
+// Its handler fails once: the copy the adapter retries must keep its content type and CloudEvent.
+const retried = event('/shop/orders', 'o-4', 'text/plain', 'order 4, second try');
 
-/** What the case publishes, in order: four events, then a copy of three of them. */
+/** What the case publishes, in order: five events, then a copy of three of them. */
 export const FOREIGN_EVENTS: readonly ForeignEvent[] = [
   orderPlaced,
   orderTotal,
   orderBlob,
   invoice,
+  retried,
   orderPlaced,
   orderBlob,
   invoice,
@@ -56,7 +59,9 @@ const EXPECTED = new Map<string, unknown>([
   [cloudEventsRequestId(orderTotal.source, orderTotal.id), { order: 2, total: 9.5 }],
   [cloudEventsRequestId(orderBlob.source, orderBlob.id), new Uint8Array(orderBlob.body)],
   [cloudEventsRequestId(invoice.source, invoice.id), 'facture réglée ✓'],
+  [cloudEventsRequestId(retried.source, retried.id), 'order 4, second try'],
 ]);
+const RETRIED_ID = cloudEventsRequestId(retried.source, retried.id);
 
 export interface ForeignProducerCase {
   /** A connected transport of the adapter under test; the caller closes it. */
@@ -73,11 +78,12 @@ export interface ForeignProducerCase {
 /**
  * Another producer publishes CloudEvents in binary mode with text, JSON and binary bodies, some
  * twice; an idemq consumer with `requestIdFrom: 'cloudevents'` consumes them. Each (source, id)
- * runs once, every copy is acked as a duplicate, nothing is dead-lettered, and each body
- * arrives decoded as its content type says.
+ * runs to success once, every copy is acked as a duplicate, nothing is dead-lettered, and each
+ * body arrives decoded as its content type says, also after the adapter's retry of one event.
  */
 export async function runForeignProducerCase(options: ForeignProducerCase): Promise<void> {
   const runs: ConsumedMessage<unknown>[] = [];
+  const failedRuns: ConsumedMessage<unknown>[] = [];
   const duplicates: string[] = [];
   const deadLetters: ConsumerEvents['dead-letter'][] = [];
   const consumer = createConsumer({
@@ -88,7 +94,12 @@ export async function runForeignProducerCase(options: ForeignProducerCase): Prom
     requestIdFrom: 'cloudevents',
     // One at a time: a copy then finds its event COMPLETED rather than IN_PROGRESS.
     concurrency: 1,
+    retry: { baseDelayMs: 10, maxDelayMs: 50, jitter: 'none' },
     handler: (message) => {
+      if (message.requestId === RETRIED_ID && failedRuns.length === 0) {
+        failedRuns.push(message);
+        throw new Error('first try of the retried event fails');
+      }
       runs.push(message);
     },
   });
@@ -100,6 +111,7 @@ export async function runForeignProducerCase(options: ForeignProducerCase): Prom
     await options.publish(FOREIGN_EVENTS);
     const copies = FOREIGN_EVENTS.length - EXPECTED.size;
     const deadline = performance.now() + (options.timeoutMs ?? 20_000);
+    // Every delivery ends processed, duplicate or dead-lettered, bar the one failed try.
     while (runs.length + duplicates.length + deadLetters.length < FOREIGN_EVENTS.length) {
       if (performance.now() > deadline) break;
       await new Promise((resolve) => setTimeout(resolve, 25));
@@ -107,6 +119,7 @@ export async function runForeignProducerCase(options: ForeignProducerCase): Prom
     expect(deadLetters).toEqual([]);
     expect(runs.map((run) => run.requestId).sort()).toEqual([...EXPECTED.keys()].sort());
     expect(duplicates).toHaveLength(copies);
+    expect(failedRuns.map((run) => run.value)).toEqual([EXPECTED.get(RETRIED_ID)]);
     for (const run of runs) {
       const expected = EXPECTED.get(run.requestId);
       if (expected instanceof Uint8Array) {
