@@ -1,4 +1,10 @@
 export {
+  FOREIGN_EVENTS,
+  type ForeignEvent,
+  type ForeignProducerCase,
+  runForeignProducerCase,
+} from './foreignProducer.js';
+export {
   type BrokerInspector,
   type QueueDepth,
   type ResolvedStoreTiming,

@@ -9,6 +9,13 @@ export {
 export { createIdempotency, type Idempotency } from './engine/createIdempotency.js';
 export { type Decision, type DecisionPolicy, decide } from './engine/decide.js';
 export {
+  type BodyKind,
+  bodyKindOf,
+  decodeByContentType,
+  type MediaType,
+  parseMediaType,
+} from './engine/decodeByContentType.js';
+export {
   CONSUMER_DEFAULTS,
   IDEMPOTENCY_DEFAULTS,
   RETRY_DEFAULTS,
@@ -21,6 +28,7 @@ export type {
   Handler,
   HandlerContext,
   IdempotencyOptions,
+  RequestIdSource,
   ResultSerializer,
   RetryPolicy,
   RunOptions,
@@ -46,6 +54,11 @@ export {
   toError,
 } from './errors/index.js';
 // Ids
+export {
+  type CloudEventIdentity,
+  cloudEventIdentity,
+  cloudEventsRequestId,
+} from './ids/cloudEvents.js';
 export { fingerprint } from './ids/fingerprint.js';
 export { recordKey } from './ids/recordKey.js';
 export {

@@ -31,7 +31,10 @@ export function incomingMessage(
   requestIdHeader: string,
 ): IncomingMessage {
   const { record } = message;
-  const { requestId, headers, contentType } = readHeaders(record.headers, requestIdHeader);
+  const { requestId, headers, contentType, cloudEvent } = readHeaders(
+    record.headers,
+    requestIdHeader,
+  );
   const takenOver = lane.takeoverEnd !== undefined && message.offset < lane.takeoverEnd;
   const publishedAt = Number(record.timestamp);
   const raw: KafkaRawMessage = {
@@ -47,6 +50,7 @@ export function incomingMessage(
     source: lane.source,
     ...(record.key === null ? {} : { key: record.key.toString('utf8') }),
     ...(contentType === undefined ? {} : { contentType }),
+    ...(cloudEvent === undefined ? {} : { cloudEvent }),
     ...(Number.isFinite(publishedAt) && publishedAt > 0 ? { publishedAt } : {}),
     attempt: message.attempt,
     attemptSource: 'emulated',

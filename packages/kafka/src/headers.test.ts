@@ -14,6 +14,22 @@ describe('headers', () => {
     });
   });
 
+  it('reads the CloudEvents binary-mode ce_id and ce_source, leaving them visible as headers', () => {
+    const read = readHeaders(
+      { ce_id: Buffer.from('e-1'), ce_source: Buffer.from('/orders'), ce_type: Buffer.from('t') },
+      ID,
+    );
+    expect(read.cloudEvent).toEqual({ id: 'e-1', source: '/orders' });
+    expect(read.headers).toEqual({ ce_id: 'e-1', ce_source: '/orders', ce_type: 't' });
+    expect(readHeaders({ ce_id: Buffer.from('e-2') }, ID).cloudEvent).toEqual({
+      id: 'e-2',
+      source: undefined,
+    });
+    expect(readHeaders({ traceparent: Buffer.from('t') }, ID).cloudEvent).toBeUndefined();
+    const invalid = readHeaders({ ce_id: Buffer.from([0xff]), ce_source: 's' }, ID).cloudEvent;
+    expect(invalid?.id).toBeInstanceOf(Uint8Array);
+  });
+
   it('the requestId wins over a user header of the same name', () => {
     expect(writeHeaders({ [ID]: 'spoofed' }, ID, 'real', undefined)[ID]).toBe('real');
   });

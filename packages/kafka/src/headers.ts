@@ -1,5 +1,6 @@
-import { requestIdFromBytes } from '@idemq/core';
+import { type CloudEventIdentity, cloudEventIdentity, requestIdFromBytes } from '@idemq/core';
 import type { HeaderValue, ProducedHeaderValue } from './client.js';
+import { CloudEventsHeaders } from './cloudEvents.js';
 
 /** Headers the Kafka transport reads and writes besides the user's own. */
 export const KafkaHeaders = {
@@ -31,6 +32,8 @@ export interface ReadHeaders {
   /** As found: a string, the bytes when they are not valid UTF-8, several values, or nothing. */
   requestId: unknown;
   contentType?: string;
+  /** The CloudEvents `ce_id` and `ce_source` headers as found (also left in `headers`). */
+  cloudEvent?: CloudEventIdentity;
   /** Every other header as UTF-8 text (the last value when a header repeats). */
   headers: Record<string, string>;
 }
@@ -53,7 +56,20 @@ export function readHeaders(
     else if (name === KafkaHeaders.contentType) contentType = headerText(value);
     else if (!HIDDEN.has(name)) headers[name] = headerText(value);
   }
-  return { requestId, headers, ...(contentType === undefined ? {} : { contentType }) };
+  const cloudEvent = cloudEventIdentity(
+    rawValue(raw?.[CloudEventsHeaders.id]),
+    rawValue(raw?.[CloudEventsHeaders.source]),
+  );
+  return {
+    requestId,
+    headers,
+    ...(contentType === undefined ? {} : { contentType }),
+    ...(cloudEvent === undefined ? {} : { cloudEvent }),
+  };
+}
+
+function rawValue(value: HeaderValue): unknown {
+  return value === undefined ? undefined : requestIdValue(value);
 }
 
 function requestIdValue(value: Exclude<HeaderValue, undefined>): unknown {

@@ -13,6 +13,7 @@ export type {
   ProducedRecord,
   ProducerClient,
 } from './client.js';
+export { CloudEventsHeaders } from './cloudEvents.js';
 export type { RecordOrigin } from './deadLetter.js';
 export type { KafkaRawMessage } from './delivery.js';
 export { PublishFailedError, TransportUnavailableError } from './errors.js';

@@ -93,6 +93,34 @@ describe('toIncoming', () => {
     expect(toIncoming(message({ messageId: '' }), 's', 'quorum').requestId).toBe('');
   });
 
+  it('reads the CloudEvents id and source under one separator, cloudEvents_ before cloudEvents:', () => {
+    const ce = (headers: Record<string, unknown>) =>
+      toIncoming(message({ headers }), 's', 'quorum').cloudEvent;
+    expect(ce({ cloudEvents_id: 'e-1', cloudEvents_source: '/orders' })).toEqual({
+      id: 'e-1',
+      source: '/orders',
+    });
+    expect(ce({ 'cloudEvents:id': 'e-2', 'cloudEvents:source': '/legacy' })).toEqual({
+      id: 'e-2',
+      source: '/legacy',
+    });
+    // Never one name of each separator: the underscore pair, missing its source, is what counts.
+    expect(ce({ cloudEvents_id: 'e-3', 'cloudEvents:source': '/other' })).toEqual({
+      id: 'e-3',
+      source: undefined,
+    });
+    expect(ce({ cloudEvents_id: Buffer.from('e-4'), cloudEvents_source: 's' })?.id).toEqual(
+      Buffer.from('e-4'),
+    );
+    expect(ce({ traceparent: 't' })).toBeUndefined();
+    const visible = toIncoming(
+      message({ headers: { cloudEvents_id: 'e-1', cloudEvents_source: '/o' } }),
+      's',
+      'quorum',
+    ).headers;
+    expect(visible).toEqual({ cloudEvents_id: 'e-1', cloudEvents_source: '/o' });
+  });
+
   it('a first delivery is not redelivered; a broker redelivery is', () => {
     expect(toIncoming(message(), 's', 'quorum').redelivered).toBe(false);
     expect(toIncoming(message({}, true), 's', 'quorum').redelivered).toBe(true);

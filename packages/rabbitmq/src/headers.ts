@@ -1,5 +1,6 @@
 import type { IncomingMessage } from '@idemq/core';
 import type { ConsumeMessage, Message, Options } from 'amqplib';
+import { cloudEventOf } from './cloudEvents.js';
 import type { QueueType } from './options.js';
 
 /** Headers the transport writes for its own bookkeeping; consumers never see them in `headers`. */
@@ -75,6 +76,7 @@ export function toIncoming(
   const { attempt, exact } = attemptOf(message, queueType);
   const key = raw[InternalHeaders.key];
   const contentType: unknown = properties.contentType;
+  const cloudEvent = cloudEventOf(raw);
   const publishedAt = epochMsOf(properties.timestamp);
   return {
     requestId: requestIdOf(message),
@@ -88,6 +90,7 @@ export function toIncoming(
     raw: message,
     ...(typeof key === 'string' ? { key } : {}),
     ...(typeof contentType === 'string' ? { contentType } : {}),
+    ...(cloudEvent === undefined ? {} : { cloudEvent }),
     ...(publishedAt === undefined ? {} : { publishedAt }),
   };
 }

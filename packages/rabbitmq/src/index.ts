@@ -1,3 +1,4 @@
+export { CloudEventsHeaders } from './cloudEvents.js';
 export {
   PublishFailedError,
   type PublishFailure,

@@ -167,3 +167,33 @@ describe('sqsId', () => {
     expect(sqsId('é')).not.toBe(sqsId('è'));
   });
 });
+
+describe('messages of other producers', () => {
+  const text = (value: string) => ({ DataType: 'String', StringValue: value });
+
+  it('reads the CloudEvents ce_id and ce_source attributes, leaving them visible as headers', () => {
+    const unpacked = unpackMessage(
+      received('hi', { ce_id: text('e-1'), ce_source: text('/orders'), ce_type: text('t') }),
+    );
+    expect(unpacked.cloudEvent).toEqual({ id: 'e-1', source: '/orders' });
+    expect(unpacked.headers).toEqual({ ce_id: 'e-1', ce_source: '/orders', ce_type: 't' });
+    expect(unpackMessage(received('hi', { other: text('x') })).cloudEvent).toBeUndefined();
+    const binary = unpackMessage(
+      received('hi', { ce_id: { DataType: 'Binary', BinaryValue: Buffer.from('e-2') } }),
+    ).cloudEvent;
+    expect(binary).toEqual({ id: Buffer.from('e-2'), source: undefined });
+  });
+
+  it("takes the content type from idemq's attribute, else content-type, else ce_datacontenttype", () => {
+    const typeOf = (attributes: Message['MessageAttributes']) =>
+      unpackMessage(received('x', attributes)).contentType;
+    expect(typeOf({})).toBeUndefined();
+    expect(typeOf({ ce_datacontenttype: text('text/csv') })).toBe('text/csv');
+    expect(
+      typeOf({ 'content-type': text('text/plain'), ce_datacontenttype: text('text/csv') }),
+    ).toBe('text/plain');
+    expect(
+      typeOf({ [Attributes.contentType]: text('application/json'), 'content-type': text('x/y') }),
+    ).toBe('application/json');
+  });
+});

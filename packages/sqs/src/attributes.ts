@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Message, MessageAttributeValue } from '@aws-sdk/client-sqs';
+import { type CloudEventIdentity, cloudEventIdentity } from '@idemq/core';
+import { CloudEventsAttributes } from './cloudEvents.js';
 
 /**
  * Message attributes this transport writes. SQS allows 10 per message, so headers are not one
@@ -101,7 +103,10 @@ export interface Unpacked {
   /** The requestId attribute's value as found (undefined when absent). */
   requestId: string | undefined;
   headers: Record<string, string>;
+  /** idemq's content-type attribute, else another producer's (see `CloudEventsAttributes`). */
   contentType: string | undefined;
+  /** The CloudEvents `ce_id` and `ce_source` attributes as found (also left in `headers`). */
+  cloudEvent: CloudEventIdentity | undefined;
   key: string | undefined;
   body: Uint8Array;
   /** True when the message was not written by idemq (no requestId attribute). */
@@ -134,11 +139,23 @@ export function unpackMessage(message: Message): Unpacked {
   return {
     requestId,
     headers,
-    contentType: attributes[Attributes.contentType]?.StringValue,
+    contentType:
+      attributes[Attributes.contentType]?.StringValue ??
+      attributes[CloudEventsAttributes.contentType]?.StringValue ??
+      attributes[CloudEventsAttributes.dataContentType]?.StringValue,
+    cloudEvent: cloudEventIdentity(
+      attributeValue(attributes[CloudEventsAttributes.id]),
+      attributeValue(attributes[CloudEventsAttributes.source]),
+    ),
     key: attributes[Attributes.key]?.StringValue,
     body: body.bytes,
     foreign: requestId === undefined,
   };
+}
+
+/** An attribute's value as found: its text, else its bytes. */
+function attributeValue(attribute: MessageAttributeValue | undefined): unknown {
+  return attribute?.StringValue ?? attribute?.BinaryValue;
 }
 
 function parseHeaders(json: string): Record<string, string> | undefined {

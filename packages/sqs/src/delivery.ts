@@ -82,6 +82,7 @@ export function toIncoming(message: Message, source: string, fifo: boolean): Inc
     source,
     ...(key === undefined ? {} : { key }),
     ...(unpacked.contentType === undefined ? {} : { contentType: unpacked.contentType }),
+    ...(unpacked.cloudEvent === undefined ? {} : { cloudEvent: unpacked.cloudEvent }),
     ...(Number.isFinite(sentAt) ? { publishedAt: sentAt } : {}),
     attempt,
     attemptSource: 'approximate',

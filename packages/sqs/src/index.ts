@@ -1,4 +1,5 @@
 export { Attributes as MessageAttributeNames, DECODE_ERROR_HEADER } from './attributes.js';
+export { CloudEventsAttributes } from './cloudEvents.js';
 export {
   DelayTooLongError,
   MAX_VISIBILITY_MS,

@@ -129,7 +129,12 @@ export function createConsumer<T = unknown, R = unknown>(options: ConsumerOption
     let requestId: string;
     let value: T;
     try {
-      requestId = readRequestId(message, maxRequestIdBytes, options.deriveRequestId);
+      requestId = readRequestId(
+        message,
+        maxRequestIdBytes,
+        options.deriveRequestId,
+        options.requestIdFrom,
+      );
     } catch (thrown) {
       return reject(delivery, undefined, causeOf(thrown, ErrorCodes.REQUEST_ID_INVALID), undefined);
     }
@@ -365,6 +370,7 @@ function validateConsumerOptions<T, R>(options: ConsumerOptions<T, R>): void {
     .integer('concurrency', options.concurrency, 1, 10_000)
     .fn('decode', options.decode, true)
     .fn('deriveRequestId', options.deriveRequestId, true)
+    .oneOf('requestIdFrom', options.requestIdFrom, ['transport', 'cloudevents'])
     .integer('storeErrorRetryDelayMs', options.storeErrorRetryDelayMs, 0)
     .integer('inProgressRetryMaxDelayMs', options.inProgressRetryMaxDelayMs, 0)
     .integer('drainTimeoutMs', options.drainTimeoutMs, 0);

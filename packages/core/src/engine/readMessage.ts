@@ -1,8 +1,11 @@
 import { ErrorCodes } from '../errors/codes.js';
 import { IdemqError, isIdemqError } from '../errors/IdemqError.js';
+import { requestIdOfCloudEvent } from '../ids/cloudEvents.js';
 import { InvalidRequestIdError, requestIdFromBytes, validateRequestId } from '../ids/requestId.js';
 import type { StandardSchemaResult, StandardSchemaV1 } from '../options/standardSchema.js';
 import type { IncomingMessage } from '../transport/Transport.js';
+import { decodeByContentType } from './decodeByContentType.js';
+import type { RequestIdSource } from './types.js';
 
 /** The body could not be decoded. */
 export class MalformedPayloadError extends IdemqError {
@@ -21,25 +24,23 @@ export class InvalidPayloadError extends IdemqError {
 }
 
 /**
- * The requestId of an incoming message: the transport's, or a derived one when none is present.
+ * The requestId of an incoming message: with `from: 'cloudevents'`, its CloudEvent's
+ * (source, id) when it carries one; else the transport's, or a derived one when none is present.
  * Bytes are decoded strictly (invalid UTF-8 is an error, never replaced).
  */
 export function readRequestId(
   message: IncomingMessage,
   maxBytes: number,
   derive?: (message: IncomingMessage) => string | undefined,
+  from: RequestIdSource = 'transport',
 ): string {
+  if (from === 'cloudevents' && message.cloudEvent) {
+    return requestIdOfCloudEvent(message.cloudEvent, maxBytes);
+  }
   let raw = message.requestId;
   if (raw instanceof Uint8Array) raw = requestIdFromBytes(raw);
   if ((raw === undefined || raw === null || raw === '') && derive) raw = derive(message);
   return validateRequestId(raw, maxBytes);
-}
-
-const utf8 = new TextDecoder('utf-8', { fatal: true });
-
-/** Default decoder: JSON from strict UTF-8. */
-export function decodeJson(body: Uint8Array): unknown {
-  return JSON.parse(utf8.decode(body));
 }
 
 /**
@@ -53,7 +54,9 @@ export function readPayload<T>(
 ): T | Promise<T> {
   let value: unknown;
   try {
-    value = decode ? decode(message.body, message) : decodeJson(message.body);
+    value = decode
+      ? decode(message.body, message)
+      : decodeByContentType(message.body, message.contentType);
   } catch (error) {
     if (isIdemqError(error)) throw error;
     throw new MalformedPayloadError(error instanceof Error ? error.message : String(error), error);

@@ -125,6 +125,9 @@ export interface RetryPolicy {
   jitter?: 'full' | 'none';
 }
 
+/** Where a consumer takes each message's requestId from (`ConsumerOptions.requestIdFrom`). */
+export type RequestIdSource = 'transport' | 'cloudevents';
+
 export interface ConsumerOptions<T, R> extends IdempotencyOptions {
   transport: Transport;
   /** Queue or topic to consume. */
@@ -139,12 +142,21 @@ export interface ConsumerOptions<T, R> extends IdempotencyOptions {
   concurrency?: number;
   retry?: RetryPolicy;
   /**
-   * Payload decoder. Throwing dead-letters the message as malformed.
-   * @default JSON.parse of the UTF-8 body
+   * Payload decoder, replacing the default for every message. Throwing dead-letters the message
+   * as malformed. Call `decodeByContentType(body, message.contentType)` for the types you leave
+   * to the default.
+   * @default `decodeByContentType`: JSON for `application/json`, `+json` or no content type;
+   *   a string for `text/*`; the bytes as delivered otherwise
    */
   decode?: (body: Uint8Array, message: IncomingMessage) => T;
   /** Any Standard Schema validator (zod, valibot, arktype…); failures are dead-lettered. */
   schema?: StandardSchemaV1<unknown, T>;
+  /**
+   * Where the requestId comes from. `'cloudevents'`: the CloudEvents binary-mode (source, id)
+   * pair when the message carries one (see `cloudEventsRequestId`), else as `'transport'`.
+   * @default 'transport' (the transport's own requestId, else `deriveRequestId`)
+   */
+  requestIdFrom?: RequestIdSource;
   /** Derives a requestId when the transport's is absent (default: none, the message is rejected). */
   deriveRequestId?: (message: IncomingMessage) => string | undefined;
   /**

@@ -1,3 +1,5 @@
+import type { CloudEventIdentity } from '../ids/cloudEvents.js';
+
 /**
  * The transport contract: what every broker adapter (in-memory, Kafka, RabbitMQ, SQS) offers the
  * engine. Adapters translate; the engine decides. An adapter never decides whether to retry,
@@ -118,7 +120,17 @@ export interface IncomingMessage {
   source: string;
   /** Ordering / partition key, when the transport has one. */
   key?: string;
+  /**
+   * The body's media type as the broker carries it (AMQP `content-type` property, Kafka
+   * `content-type` header, an SQS message attribute); the default decoder reads the body by it.
+   */
   contentType?: string;
+  /**
+   * The CloudEvents binary-mode `id` and `source` found under the broker's binding names, when
+   * the message carries either. Adapters translate names only; the consumer uses them with
+   * `requestIdFrom: 'cloudevents'`.
+   */
+  cloudEvent?: CloudEventIdentity;
   /** Epoch ms at which it was published, when known. */
   publishedAt?: number;
   /** 1 on the first delivery. */
