@@ -12,8 +12,8 @@ import { registerRecordCases } from './records.js';
 import { StoreEnv } from './StoreEnv.js';
 
 /**
- * Registers the store conformance cases (S01–S15; the list is in this package's README) for one `Store`
- * implementation as a vitest `describe` block. Call it at the top level of a test file.
+ * Registers the store conformance cases (S01–S15, listed in this package's README) for one
+ * `Store` implementation as a vitest `describe` block. Call it at the top level of a test file.
  *
  * Every case uses its own scope and closes the stores it opened, also when it fails. Cases that
  * test expiry wait real time (`timing.shortMs`, 150 ms by default), so they hold for stores whose
