@@ -1,7 +1,7 @@
 /**
- * The idempotency store contract: every rule below binds every implementation, and each is a
- * case of `runStoreConformance` (S01–S15) from `@idemq/conformance`, which `memoryStore()` here
- * and `redisStore()` in `@idemq/redis` (standalone and Cluster) pass.
+ * The idempotency store contract: every rule below binds every implementation, and
+ * `runStoreConformance` (S01–S15) from `@idemq/conformance` checks them; `memoryStore()` here
+ * and `redisStore()` in `@idemq/redis` (standalone and Cluster) pass it.
  *
  * - **Records.** One record per `(scope, requestId)`, both compared as exact strings. Every
  *   method is one atomic operation on each record it touches: of concurrent claims of one id
