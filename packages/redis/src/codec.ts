@@ -62,6 +62,24 @@ export function decodeClaim(reply: unknown, token: string, leaseMs: number): Cla
   }
 }
 
+/**
+ * The fingerprint a record holds after the claim that got `reply` (`requested`: the claim's
+ * own), for the local cache: a claim without one keeps the record's, which only Redis knows.
+ * Undefined for outcomes that leave nothing to cache.
+ */
+export function fingerprintAfterClaim(
+  reply: unknown,
+  requested: string | undefined,
+): string | undefined {
+  // A new id: the record holds what the claim brought.
+  if (!Array.isArray(reply)) return requested;
+  const fields = reply as unknown[];
+  const status = text(fields[0]);
+  const held = status === 'duplicate' ? fields[4] : status === 'claimed' ? fields[8] : undefined;
+  const fingerprint = text(held);
+  return fingerprint === '' ? undefined : fingerprint;
+}
+
 function storedError(name = '', message = '', code = ''): StoredError {
   return code === '' ? { name, message } : { name, message, code };
 }

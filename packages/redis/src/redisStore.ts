@@ -13,7 +13,8 @@ import {
 } from '@idemq/core';
 import { Redis } from 'ioredis';
 import { Coalescer } from './Coalescer.js';
-import { decodeClaim, decodeRecord } from './codec.js';
+import { claimWaves } from './claimWaves.js';
+import { decodeClaim, decodeRecord, fingerprintAfterClaim } from './codec.js';
 import { CompletedCache } from './completedCache.js';
 import { storeError, withTimeout } from './errors.js';
 import { HeldKeys } from './heldKeys.js';
@@ -262,15 +263,16 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     const outcome = decodeClaim(reply, token, request.leaseMs);
     if (outcome.status === 'claimed') {
       heldKeys.hold(token, request.scope, request.requestId, key);
-      if (cache) heldFingerprints.set(key, request.fingerprint);
+      if (cache) heldFingerprints.set(key, fingerprintAfterClaim(reply, request.fingerprint));
       return options.durability ? replicaWaits.acknowledged().then(() => outcome) : outcome;
     }
-    if (outcome.status === 'duplicate') {
-      cache?.remember(
+    if (outcome.status === 'duplicate' && cache) {
+      const fingerprint = fingerprintAfterClaim(reply, request.fingerprint);
+      cache.remember(
         key,
         {
           completedAt: outcome.completedAt,
-          ...(request.fingerprint === undefined ? {} : { fingerprint: request.fingerprint }),
+          ...(fingerprint === undefined ? {} : { fingerprint }),
           ...(outcome.result === undefined ? {} : { result: outcome.result }),
         },
         Number.POSITIVE_INFINITY,
@@ -301,19 +303,26 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
       const pending = requests.flatMap((request, index) =>
         outcomes[index] ? [] : [{ index, request, key: keyOf(request), token: tokens.next() }],
       );
-      const replies = await batcher.runBatch(
-        'claim',
-        pending.map((p) => ({
-          key: p.key,
-          args: claimArgs(p.token, p.request),
-          shared: sharedOfClaim(p.request),
-        })),
+      const waves = claimWaves(
+        pending,
+        (p) => p.key,
+        (p) => sharedOfClaim(p.request).id,
       );
-      await Promise.all(
-        pending.map(async (p, i) => {
-          outcomes[p.index] = await afterClaim(p.key, p.token, p.request, replies[i]);
-        }),
-      );
+      for (const wave of waves) {
+        const replies = await batcher.runBatch(
+          'claim',
+          wave.map((p) => ({
+            key: p.key,
+            args: claimArgs(p.token, p.request),
+            shared: sharedOfClaim(p.request),
+          })),
+        );
+        await Promise.all(
+          wave.map(async (p, i) => {
+            outcomes[p.index] = await afterClaim(p.key, p.token, p.request, replies[i]);
+          }),
+        );
+      }
       return outcomes as ClaimOutcome[];
     },
 

@@ -71,7 +71,7 @@ return out
  * Shared ARGV: leaseMs, retainMs, ttlMs (= leaseMs + retainMs, the key's TTL). Per key: token,
  * fingerprint ('' = none). Reply per key: for the common case, a new id claimed, the server's
  * clock in µs (its fencing token; attempt 1, lease until its ms + leaseMs); else 8 fields
- * {status, …}. One string instead of eight for most keys is less for Lua to build, for Redis to
+ * {status, …}, and a 9th on a claim of an existing record: the fingerprint it holds now. One string instead of eight for most keys is less for Lua to build, for Redis to
  * write and for the client to parse.
  */
 const CLAIM_SHARED = 3;
@@ -79,8 +79,8 @@ const CLAIM_STRIDE = 2;
 export const claimScript = `${NOW}
 local out = {}
 local leaseMs, retainMs, ttlMs = tonumber(ARGV[1]), ARGV[2], ARGV[3]
-local function reply(i, a, b, c, d, e, f, g, h)
-  out[i] = {a, b, c, d, e, f, g, h}
+local function reply(i, a, b, c, d, e, f, g, h, fp)
+  out[i] = {a, b, c, d, e, f, g, h, fp}
 end
 -- The lease expiry of a claim taken now, formatted once per call.
 local leaseUntil = string.format('%.0f', now + leaseMs)
@@ -108,7 +108,7 @@ for i, key in ipairs(KEYS) do
     if fp ~= '' and h[5] and h[5] ~= fp then
       reply(i, 'key-reuse', '', '', '', '', '', '', '')
     elseif state == 'COMPLETED' then
-      reply(i, 'duplicate', h[6] or '0', h[7] and '1' or '0', h[7] or '', '', '', '', '')
+      reply(i, 'duplicate', h[6] or '0', h[7] and '1' or '0', h[7] or '', h[5] or '', '', '', '')
     elseif state == 'IN_PROGRESS' and tonumber(h[4]) > now then
       reply(i, 'in-progress', tostring(tonumber(h[4]) - now), h[2], '', '', '', '', '')
     else
@@ -117,8 +117,9 @@ for i, key in ipairs(KEYS) do
       -- had before it expired (server microseconds only grow).
       local fence = string.format('%.0f', math.max((tonumber(h[3]) or 0) + 1, tonumber(nowUs)))
       take(key, base, attempt, fence)
+      -- A claim without a fingerprint keeps the record's.
       reply(i, 'claimed', fence, attempt, leaseUntil,
-        h[8] or '', h[9] or '', h[10] or '', h[8] and '1' or '0')
+        h[8] or '', h[9] or '', h[10] or '', h[8] and '1' or '0', fp ~= '' and fp or h[5] or '')
     end
   end
 end

@@ -3,7 +3,8 @@ import { type RedisStore, redisStore } from '../src/index.js';
 import { clusterClient, uniquePrefix, urls } from './helpers.js';
 
 /*
- * The store contract (S01–S11) against a real standalone Redis and a real 3-master Cluster.
+ * The store contract (S01–S15) against a real standalone Redis (also with its local cache of
+ * duplicates) and a real 3-master Cluster.
  * Every store gets its own key prefix; round trips are the stores' own counters (on Cluster a
  * batch sends one script call per slot, all at once: one round trip of latency).
  */
@@ -26,6 +27,13 @@ function harness(name: string, create: () => RedisStore) {
 
 runStoreConformance(
   harness('redis (standalone)', () => redisStore({ url: urls.redis, prefix: uniquePrefix() })),
+);
+
+// The local cache answers duplicates without Redis: it must keep the same contract.
+runStoreConformance(
+  harness('redis (standalone, local cache)', () =>
+    redisStore({ url: urls.redis, prefix: uniquePrefix(), localCache: { maxEntries: 1_000 } }),
+  ),
 );
 
 runStoreConformance(

@@ -5,8 +5,9 @@ import type { Suite } from '../suite.js';
 import { expectClaimed, LONG_MS, type StoreEnv } from './StoreEnv.js';
 
 const FRESH_IDS = 16;
+const CONTESTED_IDS = 8;
 
-/** S11: `claimMany` answers per id, in request order, in one round trip. */
+/** S11, S14: `claimMany` answers per id, in request order, in one round trip; atomic per id. */
 export function registerBatchCases(suite: Suite<StoreEnv, StoreHarness>): void {
   suite.case(
     'S11',
@@ -76,6 +77,60 @@ export function registerBatchCases(suite: Suite<StoreEnv, StoreHarness>): void {
       if (roundTripsBefore !== undefined && roundTripsAfter !== undefined) {
         expect(roundTripsAfter - roundTripsBefore, 'round trips for one claimMany').toBe(1);
       }
+    },
+  );
+
+  suite.case(
+    'S14',
+    'batch rules: an empty batch answers []; one id twice acts as two claims in request order, whatever their settings; concurrent batches claim each id once',
+    async (env) => {
+      const store = await env.store();
+      expect(await store.claimMany([])).toEqual([]);
+
+      // Requests with other settings may travel apart; the order of one id's claims may not.
+      const other = env.id('other');
+      const twice = env.id('twice');
+      const short = { leaseMs: LONG_MS / 2, retainMs: LONG_MS / 2 };
+      const reordered = await store.claimMany([
+        env.claimRequest(other, short),
+        env.claimRequest(twice),
+        env.claimRequest(twice, short),
+      ]);
+      expect(reordered[0]).toMatchObject({ status: 'claimed' });
+      expect(reordered[1], 'the first claim of the id').toMatchObject({
+        status: 'claimed',
+        attempt: 1,
+      });
+      expect(reordered[2], 'the second claim of the id').toMatchObject({
+        status: 'in-progress',
+        attempt: 1,
+      });
+      const first = reordered[1];
+      if (first?.status === 'claimed') {
+        const record = await store.inspect(twice);
+        expect(record?.leaseExpiresAt, 'the lease of the first claim').toBe(first.leaseExpiresAt);
+        expect(record?.fencingToken).toBe(first.fencingToken);
+      }
+
+      const payloads = env.id('payloads');
+      expect(
+        await store.claimMany([
+          env.claimRequest(payloads, { fingerprint: fingerprint('a') }),
+          env.claimRequest(payloads, { fingerprint: fingerprint('b') }),
+        ]),
+      ).toMatchObject([{ status: 'claimed' }, { status: 'key-reuse' }]);
+
+      // Atomic per id: two batches racing over the same ids claim each exactly once.
+      const contested = Array.from({ length: CONTESTED_IDS }, () => env.id('contested'));
+      const [forward, backward] = await Promise.all([
+        store.claimMany(contested.map((id) => env.claimRequest(id))),
+        store.claimMany([...contested].reverse().map((id) => env.claimRequest(id))),
+      ]);
+      backward.reverse();
+      contested.forEach((id, i) => {
+        const statuses = [forward[i]?.status, backward[i]?.status].sort();
+        expect(statuses, id.requestId).toEqual(['claimed', 'in-progress']);
+      });
     },
   );
 }

@@ -3,14 +3,17 @@ import { resolveStoreTiming, type StoreHarness } from '../harness.js';
 import { Suite } from '../suite.js';
 import { registerBatchCases } from './batch.js';
 import { registerClaimCases } from './claim.js';
+import { registerClosedCases } from './closed.js';
+import { registerFingerprintCases } from './fingerprints.js';
+import { registerLapsedLeaseCases } from './lapsedLease.js';
 import { registerLeaseCases } from './lease.js';
 import { registerOutageCases } from './outage.js';
 import { registerRecordCases } from './records.js';
 import { StoreEnv } from './StoreEnv.js';
 
 /**
- * Registers the store conformance cases (S01–S11, listed in this package's README) for one `Store`
- * implementation as a vitest `describe` block. Call it at the top level of a test file.
+ * Registers the store conformance cases (S01–S15, listed in this package's README) for one
+ * `Store` implementation as a vitest `describe` block. Call it at the top level of a test file.
  *
  * Every case uses its own scope and closes the stores it opened, also when it fails. Cases that
  * test expiry wait real time (`timing.shortMs`, 150 ms by default), so they hold for stores whose
@@ -37,6 +40,9 @@ export function runStoreConformance(harness: StoreHarness): void {
     registerRecordCases(suite);
     registerOutageCases(suite);
     registerBatchCases(suite);
+    registerLapsedLeaseCases(suite);
+    registerFingerprintCases(suite);
+    registerClosedCases(suite);
     suite.report(title);
   });
 }

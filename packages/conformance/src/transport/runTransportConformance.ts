@@ -5,6 +5,7 @@ import {
   type TransportHarness,
 } from '../harness.js';
 import { Suite } from '../suite.js';
+import { registerAfterCloseCases } from './afterClose.js';
 import { registerConcurrencyCases } from './concurrency.js';
 import { registerCrashCases } from './crash.js';
 import { registerDeadLetterCases } from './deadLetter.js';
@@ -19,7 +20,7 @@ import { registerSettlementCases } from './settlement.js';
 import { TransportEnv } from './TransportEnv.js';
 
 /**
- * Registers the transport conformance cases (C00–C34, listed in this package's README; C24 when
+ * Registers the transport conformance cases (C00–C35, listed in this package's README; C24 when
  * the harness can interrupt connections) for one
  * `Transport` implementation as a vitest `describe` block. Call it at the top level of a test
  * file.
@@ -59,6 +60,7 @@ export function runTransportConformance(harness: TransportHarness): void {
     registerConcurrencyCases(suite);
     registerLeaseCases(suite);
     registerLifecycleCases(suite);
+    registerAfterCloseCases(suite);
     registerDedupCases(suite);
     registerCrashCases(suite);
     registerObservabilityCases(suite);

@@ -1,37 +1,96 @@
 /**
- * The idempotency store contract. One record per (scope, requestId); every method that changes a
- * record is a single atomic operation in the store, and every one after `claim` is fenced by the
- * owner token the claim returned. Time (leases, TTLs) is the store's own, never the caller's.
+ * The idempotency store contract: every rule below binds every implementation, and
+ * `runStoreConformance` (S01–S15) from `@idemq/conformance` checks them; `memoryStore()` here
+ * and `redisStore()` in `@idemq/redis` (standalone and Cluster) pass it.
  *
- * Implementations: `memoryStore()` here, `redisStore()` in `@idemq/redis`. Both must pass
- * `runStoreConformance` from `@idemq/conformance`.
+ * - **Records.** One record per `(scope, requestId)`, both compared as exact strings. Every
+ *   method is one atomic operation on each record it touches: of concurrent claims of one id
+ *   exactly one wins.
+ * - **Time** (leases, TTLs, `completedAt`, `leaseExpiresAt`) is the store's own clock, never the
+ *   caller's: a client clock that jumps changes no decision.
+ * - **Expiry.** Every record expires, and is then absent (a new claim is attempt 1): an
+ *   IN_PROGRESS record at `leaseExpiresAt + retainMs` (a renewal pushes it out, never in), a
+ *   COMPLETED or FAILED one `ttlMs` after its transition; a RELEASED one keeps the expiry it had.
+ * - **Ownership (fencing).** `complete`, `fail`, `renew` and `release` answer `ok` only while
+ *   the record is IN_PROGRESS under the claim whose `token` they pass. A lapsed lease does not
+ *   end that ownership by itself: until another claim takes the record over (or it expires),
+ *   the owner may still complete, fail, renew or release it — refusing a slow owner that
+ *   finished would only force a second execution. Any other token (taken over, spent by a
+ *   completion, failure or release, forged, or of an absent record) gets `lease-lost`, and
+ *   nothing changes: no field, no expiry, no record created.
+ * - **Fingerprints** are compared only when both the claim and the record carry one; when they
+ *   differ the claim is `key-reuse` whatever the record's state (live or lapsed IN_PROGRESS,
+ *   COMPLETED, FAILED, RELEASED), and nothing changes. A claim without one is never
+ *   `key-reuse`, and a record without one accepts any. A claim that wins stores its
+ *   fingerprint, or keeps the record's when it has none: a takeover may add a fingerprint to
+ *   a record that had none, never drop or change one. `duplicate` and `in-progress` change
+ *   nothing (a COMPLETED record without a fingerprint stays without).
+ * - **Failures.** A store that cannot be reached or does not answer in time rejects with a
+ *   retriable `StoreUnavailableError` (`IDEMQ_ERR_STORE_UNAVAILABLE`) within a bounded time,
+ *   never hangs. Such a rejection does not say whether the operation was applied; a claim it
+ *   left behind lapses like any other.
+ * - **Close.** `close()` may be called any number of times, concurrently too; every call
+ *   resolves. Afterwards every method — `claim`, `claimMany` (an empty batch too), `complete`,
+ *   `fail`, `renew`, `release`, `inspect` — rejects with `StoreClosedError`
+ *   (`IDEMQ_ERR_STORE_CLOSED`, not retriable) and touches no record. Operations already under
+ *   way when it is called may settle either way. A client the caller passed in is not closed.
  */
 export interface Store {
   /**
-   * Atomically claims a record:
-   * - absent, FAILED, or IN_PROGRESS with an expired lease → `claimed` (new token, attempt + 1)
-   * - RELEASED → `claimed` (new token, same attempt)
-   * - COMPLETED → `duplicate` (with the stored result, if any)
-   * - IN_PROGRESS with a live lease → `in-progress` (with the time left on the lease)
-   * - any state whose fingerprint differs from the request's → `key-reuse`
+   * Atomically claims a record. In this order:
+   * - fingerprints differ (see above) → `key-reuse`
+   * - COMPLETED → `duplicate`, with the store time it completed and its stored result, if any
+   * - IN_PROGRESS with a live lease → `in-progress`, with the record's attempt and the time left
+   *   on its lease (`0 < retryAfterMs ≤` the lease it was given)
+   * - absent → `claimed`, attempt 1
+   * - FAILED, or IN_PROGRESS with a lapsed lease (a takeover: the old token is refused from now
+   *   on) → `claimed`, attempt + 1
+   * - RELEASED → `claimed`, same attempt (a released claim was not an attempt)
+   *
+   * `claimed` carries a new owner token, a fencing token above every earlier one of this id,
+   * the lease (`leaseExpiresAt` = store now + `leaseMs`) and, when the record remembers a
+   * failure (its last `fail` since it was created, kept across takeovers and releases), that
+   * error as `previousError`.
    */
   claim(request: ClaimRequest): Promise<ClaimOutcome>;
-  /** Claims many records in one round trip; outcomes are in request order. */
+  /**
+   * Claims many records in one round trip: one outcome per request, in request order, each
+   * exactly what `claim` would answer at that point. Atomic per record, not per batch: other
+   * callers' operations may fall between two claims of a batch, and a batch that rejects may
+   * have claimed some of its ids (they lapse like any unused claim). The same id twice acts as
+   * two claims in request order: the later sees the earlier (`in-progress` after it claimed,
+   * `key-reuse` when their fingerprints differ), whatever the settings of each. An empty batch
+   * resolves `[]`.
+   */
   claimMany(requests: readonly ClaimRequest[]): Promise<ClaimOutcome[]>;
   /** IN_PROGRESS (owned by `token`) → COMPLETED for `ttlMs`, optionally with a result. */
   complete(request: CompleteRequest): Promise<TransitionOutcome>;
-  /** IN_PROGRESS (owned by `token`) → FAILED for `ttlMs`, remembering attempt and error. */
+  /**
+   * IN_PROGRESS (owned by `token`) → FAILED for `ttlMs`, keeping attempt and fingerprint and
+   * remembering `error` (in place of any earlier one) for the next claim's `previousError`.
+   */
   fail(request: FailRequest): Promise<TransitionOutcome>;
-  /** Extends the lease of an IN_PROGRESS record owned by `token` to `leaseMs` from now. */
+  /**
+   * Sets the lease of an IN_PROGRESS record owned by `token` to `leaseMs` from now (also after
+   * it lapsed, while nobody took over); the record then lives at least that lease plus the
+   * claim's `retainMs`.
+   */
   renew(request: RenewRequest): Promise<TransitionOutcome>;
   /**
    * Gives the claim back without counting a failure: the record becomes RELEASED, claimable at
-   * once, and the next claim reuses this attempt number instead of adding one.
+   * once, and the next claim reuses this attempt number instead of adding one. Fingerprint,
+   * remembered error and expiry stay as they were.
    */
   release(request: FencedRequest): Promise<TransitionOutcome>;
-  /** Reads a record without changing it (tooling and tests); `undefined` when absent. */
+  /**
+   * Reads a record without changing it (tooling and tests): a copy, never the owner token;
+   * `undefined` when absent or expired.
+   */
   inspect(key: RecordId): Promise<IdempotencyRecord | undefined>;
-  /** Releases the store's resources. Idempotent. Operations afterwards reject. */
+  /**
+   * Releases the store's resources. Idempotent; every operation afterwards rejects with
+   * `StoreClosedError` (see above).
+   */
   close(): Promise<void>;
 }
 
@@ -50,7 +109,10 @@ export interface ClaimRequest extends RecordId {
    * (a crashed owner), so that the takeover counts the lost attempt.
    */
   retainMs: number;
-  /** SHA-256 of the payload; a later claim with a different one gets `key-reuse`. */
+  /**
+   * SHA-256 of the payload; a later claim with a different one gets `key-reuse`. Compared only
+   * when both sides have one (see `Store`).
+   */
   fingerprint?: string;
 }
 
@@ -93,17 +155,20 @@ export interface ClaimedOutcome {
   status: 'claimed';
   /** Opaque owner token; pass it to complete / fail / renew / release. */
   token: string;
-  /** Strictly increasing per record for the store's lifetime: for downstream conditional writes. */
+  /**
+   * Strictly increasing per `(scope, requestId)` for the store's lifetime, also across a
+   * release and across the record's expiry: for downstream conditional writes.
+   */
   fencingToken: number;
-  /** 1 on the first claim; +1 on every claim after a failure or lease takeover. */
+  /** 1 on the first claim; +1 on every claim after a failure or lease takeover; never decreases. */
   attempt: number;
   /** Store time (epoch ms) at which the lease lapses unless renewed. */
   leaseExpiresAt: number;
-  /** The error of the previous attempt, when it failed. */
+  /** The record's remembered error: of its last `fail`, when it failed since it was created. */
   previousError?: StoredError;
 }
 
-/** `ok`, or `lease-lost` when the token no longer owns the record (nothing was changed). */
+/** `ok`, or `lease-lost` when the token does not own the record (nothing was changed). */
 export type TransitionOutcome = 'ok' | 'lease-lost';
 
 export const RecordStates = {
@@ -121,12 +186,13 @@ export interface IdempotencyRecord extends RecordId {
   attempt: number;
   fencingToken: number;
   fingerprint?: string;
-  /** IN_PROGRESS only. */
+  /** IN_PROGRESS only (also once lapsed, until taken over or expired). */
   leaseExpiresAt?: number;
   /** COMPLETED only: store time of completion. */
   completedAt?: number;
   /** When the record disappears. */
   expiresAt?: number;
+  /** Of the last `fail`; kept across takeovers and releases, dropped by a completion. */
   lastError?: StoredError;
   result?: string;
 }

@@ -76,9 +76,13 @@ export function memoryStore(options: MemoryStoreOptions = {}): Store {
   }, options.sweepIntervalMs ?? MEMORY_STORE_DEFAULTS.sweepIntervalMs);
   sweeper.unref();
 
+  function assertOpen(): void {
+    if (closed) throw new StoreClosedError();
+  }
+
   /** Reads a live entry, dropping it when its TTL has passed. */
   function live(id: RecordId, now: number): [string, Entry | undefined] {
-    if (closed) throw new StoreClosedError();
+    assertOpen();
     const key = recordKey('idemq', id.scope, id.requestId);
     const entry = entries.get(key);
     if (entry && isExpired(entry, now)) {
@@ -148,6 +152,8 @@ export function memoryStore(options: MemoryStoreOptions = {}): Store {
     },
 
     async claimMany(requests) {
+      // Also an empty batch: a closed store answers nothing.
+      assertOpen();
       const now = clock.now();
       return requests.map((request) => claimOne(request, now));
     },

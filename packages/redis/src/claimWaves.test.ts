@@ -1,0 +1,40 @@
+import { describe, expect, it } from 'vitest';
+import { claimWaves } from './claimWaves.js';
+
+interface Claim {
+  key: string;
+  settings: string;
+}
+
+const waves = (claims: Claim[]) =>
+  claimWaves(
+    claims,
+    (c) => c.key,
+    (c) => c.settings,
+  ).map((wave) => wave.map((c) => `${c.key}/${c.settings}`));
+
+describe('claimWaves', () => {
+  it('keeps a batch without repeats, or with repeats of the same settings, in one wave', () => {
+    expect(waves([])).toEqual([]);
+    expect(
+      waves([
+        { key: 'a', settings: 's' },
+        { key: 'b', settings: 't' },
+        { key: 'a', settings: 's' },
+      ]),
+    ).toEqual([['a/s', 'b/t', 'a/s']]);
+  });
+
+  it('sends a repeat with other settings than its previous claim in a later wave', () => {
+    expect(
+      waves([
+        { key: 'b', settings: 't' },
+        { key: 'a', settings: 's' },
+        { key: 'a', settings: 't' },
+        { key: 'a', settings: 't' },
+        { key: 'a', settings: 's' },
+        { key: 'c', settings: 's' },
+      ]),
+    ).toEqual([['b/t', 'a/s', 'c/s'], ['a/t', 'a/t'], ['a/s']]);
+  });
+});
