@@ -1,11 +1,6 @@
 // Engine
 export { backoffDelayMs } from './engine/backoff.js';
-export {
-  type Consumer,
-  ConsumerStateError,
-  createConsumer,
-  type StopReport,
-} from './engine/createConsumer.js';
+export { type Consumer, createConsumer } from './engine/createConsumer.js';
 export { createIdempotency, type Idempotency } from './engine/createIdempotency.js';
 export { type Decision, type DecisionPolicy, decide } from './engine/decide.js';
 export {
@@ -13,6 +8,7 @@ export {
   IDEMPOTENCY_DEFAULTS,
   RETRY_DEFAULTS,
 } from './engine/defaults.js';
+export type { StopReport } from './engine/dispatch.js';
 export { InvalidPayloadError, MalformedPayloadError } from './engine/readMessage.js';
 export { jsonSerializer, ResultNotSerializableError } from './engine/serializer.js';
 export type {
@@ -28,6 +24,7 @@ export type {
 } from './engine/types.js';
 // Errors
 export {
+  ConsumerStateError,
   type ErrorCode,
   ErrorCodes,
   HandlerFailedError,
