@@ -82,6 +82,7 @@ export {
   type RecordState,
   RecordStates,
   type RenewRequest,
+  type ResultOmission,
   type Store,
   type StoredError,
   type TransitionOutcome,

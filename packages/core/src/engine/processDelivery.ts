@@ -120,6 +120,11 @@ async function settleDecision<T, R>(
             ? execution.attempt
             : 1;
         events.emit('processed', { requestId, source, attempt, durationMs });
+        if (execution.kind === 'processed' && execution.unstored) {
+          const { reason, error } = execution.unstored;
+          const scope = step.settings.scope;
+          events.emit('result-omitted', { requestId, scope, source, reason, error });
+        }
       } else {
         events.emit('duplicate', { requestId, source });
       }

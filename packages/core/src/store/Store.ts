@@ -11,14 +11,23 @@ export interface Store {
    * Atomically claims a record:
    * - absent, FAILED, or IN_PROGRESS with an expired lease → `claimed` (new token, attempt + 1)
    * - RELEASED → `claimed` (new token, same attempt)
-   * - COMPLETED → `duplicate` (with the stored result, if any)
+   * - COMPLETED → `duplicate` (with the stored result, or the marker saying why it was not stored)
    * - IN_PROGRESS with a live lease → `in-progress` (with the time left on the lease)
    * - any state whose fingerprint differs from the request's → `key-reuse`
    */
   claim(request: ClaimRequest): Promise<ClaimOutcome>;
   /** Claims many records in one round trip; outcomes are in request order. */
   claimMany(requests: readonly ClaimRequest[]): Promise<ClaimOutcome[]>;
-  /** IN_PROGRESS (owned by `token`) → COMPLETED for `ttlMs`, optionally with a result. */
+  /**
+   * IN_PROGRESS (owned by `token`) → COMPLETED for `ttlMs`, with the request's `result` or, in
+   * its place, its `resultOmitted` marker; duplicates get whichever was stored.
+   *
+   * A `result` over the store's limit (`maxResultBytes`, in UTF-8 bytes;
+   * `DEFAULT_MAX_RESULT_BYTES` = 64 KiB unless configured) is refused before anything is
+   * written: `complete` rejects with `ResultTooLargeError` (`IDEMQ_ERR_RESULT_TOO_LARGE`, not
+   * retriable), the record stays IN_PROGRESS under the same token, and the owner may complete
+   * again without the result (the engine does, with `resultOmitted: 'too-large'`).
+   */
   complete(request: CompleteRequest): Promise<TransitionOutcome>;
   /** IN_PROGRESS (owned by `token`) → FAILED for `ttlMs`, remembering attempt and error. */
   fail(request: FailRequest): Promise<TransitionOutcome>;
@@ -62,9 +71,26 @@ export interface FencedRequest extends RecordId {
 export interface CompleteRequest extends FencedRequest {
   /** How long the COMPLETED record answers duplicates. */
   ttlMs: number;
-  /** A serialized result returned to duplicates. */
+  /**
+   * A serialized result returned to duplicates, at most the store's `maxResultBytes` (UTF-8
+   * bytes, 64 KiB by default): a longer one makes `complete` reject with `ResultTooLargeError`
+   * (`IDEMQ_ERR_RESULT_TOO_LARGE`) and write nothing.
+   */
   result?: string;
+  /**
+   * Why the handler's result is not stored although results are (pass it without `result`; a
+   * store ignores it beside one): kept on the record and returned on `duplicate` claims, so a
+   * duplicate can tell "no result" from "a result that could not be kept".
+   */
+  resultOmitted?: ResultOmission;
 }
+
+/**
+ * Why a completed record holds no result although results are stored: `too-large` (over the
+ * store's `maxResultBytes`) or `not-serializable` (the serializer refused it: a BigInt, a cycle,
+ * a function). The handler did run; its effect stands.
+ */
+export type ResultOmission = 'too-large' | 'not-serializable';
 
 export interface FailRequest extends FencedRequest {
   /** How long the FAILED record remembers its attempts. */
@@ -85,7 +111,7 @@ export interface StoredError {
 
 export type ClaimOutcome =
   | ClaimedOutcome
-  | { status: 'duplicate'; result?: string; completedAt: number }
+  | { status: 'duplicate'; result?: string; resultOmitted?: ResultOmission; completedAt: number }
   | { status: 'in-progress'; retryAfterMs: number; attempt: number }
   | { status: 'key-reuse' };
 
@@ -129,4 +155,6 @@ export interface IdempotencyRecord extends RecordId {
   expiresAt?: number;
   lastError?: StoredError;
   result?: string;
+  /** COMPLETED only: why no result was stored (see `CompleteRequest.resultOmitted`). */
+  resultOmitted?: ResultOmission;
 }
