@@ -6,6 +6,7 @@ import { registerClaimCases } from './claim.js';
 import { registerLeaseCases } from './lease.js';
 import { registerOutageCases } from './outage.js';
 import { registerRecordCases } from './records.js';
+import { registerResultOmittedCases } from './resultOmitted.js';
 import { StoreEnv } from './StoreEnv.js';
 
 /**
@@ -37,6 +38,7 @@ export function runStoreConformance(harness: StoreHarness): void {
     registerRecordCases(suite);
     registerOutageCases(suite);
     registerBatchCases(suite);
+    registerResultOmittedCases(suite);
     suite.report(title);
   });
 }
