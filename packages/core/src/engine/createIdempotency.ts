@@ -14,11 +14,12 @@ export interface Idempotency {
    * Runs `fn` at most once to completion per requestId in this scope.
    *
    * Resolves `processed` (fn ran and its completion is recorded), `duplicate` (already
-   * completed: fn not run, stored result if any, or `resultOmitted` when it could not be stored), `in-progress` (another owner holds the
-   * lease), `key-reuse` (same id, different payload) or `lease-lost` (fn ran but another owner
-   * took over, its result is not recorded). Rejects with fn's own error after recording the
-   * failure, with a typed error for a bad requestId, and with `StoreUnavailableError` when the
-   * store is down (unless `onStoreError: 'process'`).
+   * completed: fn not run; the stored result if any, or `resultOmitted` when it could not be
+   * stored), `in-progress` (another owner holds the lease), `key-reuse` (same id, different
+   * payload) or `lease-lost` (fn ran but another owner took over, its result is not recorded).
+   * Rejects with fn's own error after recording the failure, with a typed error for a bad
+   * requestId, and with `StoreUnavailableError` when the store is down (unless
+   * `onStoreError: 'process'`).
    */
   run<R>(
     requestId: string,
