@@ -93,6 +93,7 @@ const CONSUMER_EVENTS: readonly ConsumerEventName[] = [
   'lease-extended',
   'lease-lost',
   'store-error',
+  'result-omitted',
   'error',
 ];
 

@@ -1,11 +1,6 @@
 // Engine
 export { backoffDelayMs } from './engine/backoff.js';
-export {
-  type Consumer,
-  ConsumerStateError,
-  createConsumer,
-  type StopReport,
-} from './engine/createConsumer.js';
+export { type Consumer, createConsumer } from './engine/createConsumer.js';
 export { createIdempotency, type Idempotency } from './engine/createIdempotency.js';
 export { type Decision, type DecisionPolicy, decide } from './engine/decide.js';
 export {
@@ -20,6 +15,7 @@ export {
   IDEMPOTENCY_DEFAULTS,
   RETRY_DEFAULTS,
 } from './engine/defaults.js';
+export type { StopReport } from './engine/dispatch.js';
 export { InvalidPayloadError, MalformedPayloadError } from './engine/readMessage.js';
 export { jsonSerializer, ResultNotSerializableError } from './engine/serializer.js';
 export type {
@@ -36,6 +32,7 @@ export type {
 } from './engine/types.js';
 // Errors
 export {
+  ConsumerStateError,
   type ErrorCode,
   ErrorCodes,
   HandlerFailedError,
@@ -98,6 +95,7 @@ export {
   type RecordState,
   RecordStates,
   type RenewRequest,
+  type ResultOmission,
   type Store,
   type StoredError,
   type TransitionOutcome,

@@ -3,6 +3,7 @@ import type {
   IdempotencyRecord,
   RecordId,
   RecordState,
+  ResultOmission,
   StoredError,
 } from '@idemq/core';
 
@@ -45,10 +46,15 @@ export function decodeClaim(reply: unknown, token: string, leaseMs: number): Cla
           }
         : claimed;
     }
-    case 'duplicate':
-      return text(fields[2]) === '1'
-        ? { status: 'duplicate', completedAt: Number(fields[1]), result: text(fields[3]) }
-        : { status: 'duplicate', completedAt: Number(fields[1]) };
+    case 'duplicate': {
+      const completedAt = Number(fields[1]);
+      if (text(fields[2]) === '1')
+        return { status: 'duplicate', completedAt, result: text(fields[3]) };
+      const omitted = text(fields[5]);
+      return omitted === ''
+        ? { status: 'duplicate', completedAt }
+        : { status: 'duplicate', completedAt, resultOmitted: omitted as ResultOmission };
+    }
     case 'in-progress':
       return {
         status: 'in-progress',
@@ -106,6 +112,7 @@ export function decodeRecord(id: RecordId, reply: unknown[]): IdempotencyRecord 
   assign(record, 'completedAt', number('c'));
   assign(record, 'expiresAt', expiresAt >= 0 ? expiresAt : undefined);
   assign(record, 'result', hash.get('v'));
+  assign(record, 'resultOmitted', hash.get('ro') as ResultOmission | undefined);
   if (hash.has('en'))
     record.lastError = storedError(hash.get('en'), hash.get('em'), hash.get('ec'));
   return record;

@@ -1,3 +1,5 @@
+import type { ResultOmission } from '@idemq/core';
+
 /**
  * An in-process cache of ids this process saw COMPLETED, so hot duplicates cost no round trip.
  * Entries live at most `ttlMs` (and never past the record's own TTL); it holds the last
@@ -61,6 +63,7 @@ export interface CachedCompletion {
   fingerprint?: string;
   completedAt: number;
   result?: string;
+  resultOmitted?: ResultOmission;
   /** performance.now() time after which the entry is stale. */
   until: number;
 }

@@ -218,6 +218,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
       status: 'duplicate',
       completedAt: cached.completedAt,
       ...(cached.result === undefined ? {} : { result: cached.result }),
+      ...(cached.resultOmitted === undefined ? {} : { resultOmitted: cached.resultOmitted }),
     };
   }
 
@@ -227,9 +228,10 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     String(retainMs),
     String(leaseMs + retainMs),
   ]);
-  const completeShared = new SharedArgsTable('complete', (ttlMs: number, hasResult: string) => [
+  // What a completion stores: '1' its result, '0' nothing, else why there is no result.
+  const completeShared = new SharedArgsTable('complete', (ttlMs: number, stores: string) => [
     String(ttlMs),
-    hasResult,
+    stores,
   ]);
   const failShared = new SharedArgsTable('fail', (ttlMs: number) => [String(ttlMs)]);
   const renewShared = new SharedArgsTable('renew', (leaseMs: number) => [String(leaseMs)]);
@@ -274,6 +276,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
           completedAt: outcome.completedAt,
           ...(fingerprint === undefined ? {} : { fingerprint }),
           ...(outcome.result === undefined ? {} : { result: outcome.result }),
+          ...(outcome.resultOmitted === undefined ? {} : { resultOmitted: outcome.resultOmitted }),
         },
         Number.POSITIVE_INFINITY,
       );
@@ -333,7 +336,10 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
         'complete',
         key,
         request.result === undefined ? [request.token] : [request.token, request.result],
-        completeShared.get(request.ttlMs, request.result === undefined ? '0' : '1'),
+        completeShared.get(
+          request.ttlMs,
+          request.result === undefined ? (request.resultOmitted ?? '0') : '1',
+        ),
       );
       const fingerprint = heldFingerprints.get(key);
       heldFingerprints.delete(key);
@@ -343,7 +349,11 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
           {
             completedAt: Date.now(),
             ...(fingerprint === undefined ? {} : { fingerprint }),
-            ...(request.result === undefined ? {} : { result: request.result }),
+            ...(request.result === undefined
+              ? request.resultOmitted === undefined
+                ? {}
+                : { resultOmitted: request.resultOmitted }
+              : { result: request.result }),
           },
           request.ttlMs,
         );

@@ -11,8 +11,9 @@
  * carries, and what the client builds and the server parses for it.
  *
  * Record hash fields: s state, a attempt, f fencing token, o owner token, l lease expiry (ms),
- * r retain after lease (ms), p payload fingerprint, c completed at (ms), v result, en / em / ec
- * last error name / message / code. The record's expiry is the key's own TTL (`PEXPIRE`).
+ * r retain after lease (ms), p payload fingerprint, c completed at (ms), v result, ro why no
+ * result was stored (`resultOmitted`), en / em / ec last error name / message / code. The
+ * record's expiry is the key's own TTL (`PEXPIRE`).
  *
  * Cost: these run for every message, and in Redis's Lua turning a number into a string (an
  * argument to `redis.call`, `tostring`, `string.format`) costs about as much as a whole `HGET`.
@@ -71,8 +72,10 @@ return out
  * Shared ARGV: leaseMs, retainMs, ttlMs (= leaseMs + retainMs, the key's TTL). Per key: token,
  * fingerprint ('' = none). Reply per key: for the common case, a new id claimed, the server's
  * clock in µs (its fencing token; attempt 1, lease until its ms + leaseMs); else 8 fields
- * {status, …}, and a 9th on a claim of an existing record: the fingerprint it holds now. One string instead of eight for most keys is less for Lua to build, for Redis to
- * write and for the client to parse.
+ * {status, …} (a duplicate's 5th is the record's fingerprint, its 6th the `resultOmitted`
+ * marker), and a 9th on a claim of an existing record: the fingerprint it holds now. One string
+ * instead of eight for most keys is less for Lua to build, for Redis to write and for the
+ * client to parse.
  */
 const CLAIM_SHARED = 3;
 const CLAIM_STRIDE = 2;
@@ -103,12 +106,12 @@ for i, key in ipairs(KEYS) do
     take(key, base, '1', nowUs)
     out[i] = nowUs
   else
-    local h = redis.call('HMGET', key, 's', 'a', 'f', 'l', 'p', 'c', 'v', 'en', 'em', 'ec')
+    local h = redis.call('HMGET', key, 's', 'a', 'f', 'l', 'p', 'c', 'v', 'en', 'em', 'ec', 'ro')
     local state, fp = h[1], ARGV[base + 2]
     if fp ~= '' and h[5] and h[5] ~= fp then
       reply(i, 'key-reuse', '', '', '', '', '', '', '')
     elseif state == 'COMPLETED' then
-      reply(i, 'duplicate', h[6] or '0', h[7] and '1' or '0', h[7] or '', h[5] or '', '', '', '')
+      reply(i, 'duplicate', h[6] or '0', h[7] and '1' or '0', h[7] or '', h[5] or '', h[11] or '', '', '')
     elseif state == 'IN_PROGRESS' and tonumber(h[4]) > now then
       reply(i, 'in-progress', tostring(tonumber(h[4]) - now), h[2], '', '', '', '', '')
     else
@@ -127,7 +130,8 @@ return out
 `;
 
 /**
- * Shared ARGV: ttlMs, hasResult ('1'/'0'). Per key: token, then its result when hasResult.
+ * Shared ARGV: ttlMs, what is stored: '1' a result, '0' nothing, else why no result is stored
+ * (a `resultOmitted` marker, kept in `ro`). Per key: token, then its result when '1'.
  * Reply: 1 ok / 0 lease lost.
  */
 export const completeScript = fencedTransition(
@@ -136,6 +140,8 @@ export const completeScript = fencedTransition(
   `    redis.call('HDEL', key, 'o', 'l', 'en', 'em', 'ec')
     if stride == 2 then
       redis.call('HSET', key, 's', 'COMPLETED', 'c', nowMs, 'v', ARGV[base + 2])
+    elseif ARGV[2] ~= '0' then
+      redis.call('HSET', key, 's', 'COMPLETED', 'c', nowMs, 'ro', ARGV[2])
     else
       redis.call('HSET', key, 's', 'COMPLETED', 'c', nowMs)
     end

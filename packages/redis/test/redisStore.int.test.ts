@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { AddressInfo, Socket } from 'node:net';
 import { createServer } from 'node:net';
-import { ErrorCodes, type IdemqError, recordKey } from '@idemq/core';
+import { createIdempotency, ErrorCodes, type IdemqError, recordKey } from '@idemq/core';
 import { type Cluster, Redis } from 'ioredis';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { keySlot, type RedisStore, redisStore } from '../src/index.js';
@@ -225,6 +225,46 @@ describe('redisStore on standalone Redis', () => {
     expect(reuse.status).toBe('key-reuse');
     expect(cached.stats().scriptCalls).toBe(before + 1);
     await cached.close();
+  });
+
+  it('the local cache answers a completion without its result with the same marker', async () => {
+    const cached = redisStore({ client, prefix: uniquePrefix(), localCache: { maxEntries: 10 } });
+    const claimed = await cached.claim({ scope, requestId: 'hot-omitted', ...LEASE });
+    if (claimed.status !== 'claimed') throw new Error('expected a claim');
+    await cached.complete({
+      scope,
+      requestId: 'hot-omitted',
+      token: claimed.token,
+      ttlMs: 60_000,
+      resultOmitted: 'too-large',
+    });
+    const before = cached.stats().scriptCalls;
+    const duplicate = await cached.claim({ scope, requestId: 'hot-omitted', ...LEASE });
+    expect(duplicate).toEqual({
+      status: 'duplicate',
+      completedAt: expect.any(Number),
+      resultOmitted: 'too-large',
+    });
+    expect(cached.stats()).toMatchObject({ scriptCalls: before, cacheHits: 1 });
+    await cached.close();
+  });
+
+  it('a handler whose 100 000-byte result is over the limit runs once: two run() calls, one run', async () => {
+    const idem = createIdempotency({ store, scope: `omitted-${randomUUID()}`, storeResults: true });
+    let calls = 0;
+    const handler = () => {
+      calls += 1;
+      return 'x'.repeat(100_000);
+    };
+    await expect(idem.run('big', handler)).resolves.toMatchObject({
+      status: 'processed',
+      resultOmitted: 'too-large',
+    });
+    await expect(idem.run('big', handler)).resolves.toEqual({
+      status: 'duplicate',
+      resultOmitted: 'too-large',
+    });
+    expect(calls).toBe(1);
   });
 
   it('recovers from a script cache flush (NOSCRIPT) transparently', async () => {

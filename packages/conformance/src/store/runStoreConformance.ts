@@ -9,6 +9,7 @@ import { registerLapsedLeaseCases } from './lapsedLease.js';
 import { registerLeaseCases } from './lease.js';
 import { registerOutageCases } from './outage.js';
 import { registerRecordCases } from './records.js';
+import { registerResultOmittedCases } from './resultOmitted.js';
 import { StoreEnv } from './StoreEnv.js';
 
 /**
@@ -43,6 +44,7 @@ export function runStoreConformance(harness: StoreHarness): void {
     registerLapsedLeaseCases(suite);
     registerFingerprintCases(suite);
     registerClosedCases(suite);
+    registerResultOmittedCases(suite);
     suite.report(title);
   });
 }

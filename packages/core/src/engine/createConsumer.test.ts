@@ -1,7 +1,7 @@
 import diagnostics from 'node:diagnostics_channel';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ErrorCodes } from '../errors/codes.js';
-import { InvalidOptionsError, NonRetriableError } from '../errors/errors.js';
+import { ConsumerStateError, InvalidOptionsError, NonRetriableError } from '../errors/errors.js';
 import type { ConsumerEventName, ConsumerEvents } from '../observability/events.js';
 import type { StandardSchemaV1 } from '../options/standardSchema.js';
 import { memoryStore } from '../store/memoryStore.js';
@@ -10,7 +10,7 @@ import { faultyStore, manualClock } from '../testing/index.js';
 import { type MemoryBroker, memoryBroker } from '../transport/memoryBroker.js';
 import { type MemoryTransport, memoryTransport } from '../transport/memoryTransport.js';
 import type { Delivery, Transport } from '../transport/Transport.js';
-import { type Consumer, ConsumerStateError, createConsumer } from './createConsumer.js';
+import { type Consumer, createConsumer } from './createConsumer.js';
 import type { ConsumedMessage, ConsumerOptions, HandlerContext } from './types.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -49,6 +49,7 @@ function recordEvents(consumer: Consumer) {
     'lease-extended',
     'lease-lost',
     'store-error',
+    'result-omitted',
     'error',
   ];
   for (const name of names) {
@@ -1024,4 +1025,40 @@ describe('createConsumer: events', () => {
     await h.waitFor('processed', (p) => p.requestId === 'u-2');
     expect(seen).toEqual(['u-1']);
   });
+});
+
+describe('createConsumer: a result that cannot be stored', () => {
+  it.each<[string, () => unknown, 'too-large' | 'not-serializable']>([
+    ['a 100 000-byte result', () => 'x'.repeat(100_000), 'too-large'],
+    ['a BigInt', () => 10n, 'not-serializable'],
+  ])(
+    'a handler that returned %s never runs again: acked, completed without it, the copy a duplicate',
+    async (_name, make, reason) => {
+      const h = harness<unknown, unknown>({ storeResults: true, handler: () => make() });
+      await h.consumer.start();
+      await h.publish('unstorable-1');
+      await h.waitFor('processed', (p) => p.requestId === 'unstorable-1');
+      expect(await h.waitFor('result-omitted')).toEqual({
+        requestId: 'unstorable-1',
+        scope: h.scope,
+        source: h.source,
+        reason,
+        error: expect.objectContaining({
+          code:
+            reason === 'too-large'
+              ? ErrorCodes.RESULT_TOO_LARGE
+              : ErrorCodes.RESULT_NOT_SERIALIZABLE,
+        }),
+      });
+      await h.publish('unstorable-1');
+      await h.waitFor('duplicate', (p) => p.requestId === 'unstorable-1');
+      expect(h.calls).toHaveLength(1);
+      expect(h.named('retry')).toEqual([]);
+      expect(h.named('dead-letter')).toEqual([]);
+      expect(await h.store.inspect({ scope: h.scope, requestId: 'unstorable-1' })).toMatchObject({
+        state: 'COMPLETED',
+        resultOmitted: reason,
+      });
+    },
+  );
 });

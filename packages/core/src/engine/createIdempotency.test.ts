@@ -1,3 +1,4 @@
+import diagnostics from 'node:diagnostics_channel';
 import { describe, expect, it } from 'vitest';
 import { ErrorCodes } from '../errors/codes.js';
 import {
@@ -6,6 +7,7 @@ import {
   StoreUnavailableError,
 } from '../errors/errors.js';
 import { InvalidRequestIdError } from '../ids/requestId.js';
+import { silentLogger } from '../observability/logger.js';
 import { memoryStore } from '../store/memoryStore.js';
 import type { Store } from '../store/Store.js';
 import { faultyStore, manualClock } from '../testing/index.js';
@@ -525,60 +527,130 @@ describe('createIdempotency run()', () => {
   });
 
   describe('results', () => {
-    it.each<[string, () => unknown]>([
-      ['a BigInt', () => ({ amount: 10n })],
+    const unstorable: [string, () => unknown, 'too-large' | 'not-serializable'][] = [
+      ['a 100 000-byte result', () => 'x'.repeat(100_000), 'too-large'],
+      ['a BigInt', () => 10n, 'not-serializable'],
       [
-        'a cycle',
+        'a cyclic object',
         () => {
           const node: Record<string, unknown> = { name: 'n' };
           node.self = node;
           return node;
         },
+        'not-serializable',
       ],
-      ['a function', () => () => 1],
-    ])(
-      'refuses %s with storeResults: typed error, record FAILED not COMPLETED',
-      async (_n, make) => {
+      ['a function', () => () => 1, 'not-serializable'],
+      [
+        'a function nested in the result',
+        () => ({ id: 1, callback: () => 'lost' }),
+        'not-serializable',
+      ],
+    ];
+
+    it.each(unstorable)(
+      'a handler that returned %s never runs again: two run() calls, one run',
+      async (_name, make, reason) => {
         const { idem, store, scope } = setup({ storeResults: true });
-        const error = await idem.run('unserializable', make).catch((e: unknown) => e);
-        expect(error).toBeInstanceOf(ResultNotSerializableError);
-        expect(error).toMatchObject({ code: ErrorCodes.RESULT_NOT_SERIALIZABLE });
-        expect(await store.inspect({ scope, requestId: 'unserializable' })).toMatchObject({
-          state: 'FAILED',
-          attempt: 1,
-          lastError: {
-            name: 'ResultNotSerializableError',
-            code: ErrorCodes.RESULT_NOT_SERIALIZABLE,
-          },
-        });
+        let calls = 0;
+        const handler = () => {
+          calls += 1;
+          return make();
+        };
+        const first = await idem.run('unstorable', handler);
+        expect(first).toMatchObject({ status: 'processed', attempt: 1, resultOmitted: reason });
+        const second = await idem.run('unstorable', handler);
+        expect(calls).toBe(1);
+        expect(second).toEqual({ status: 'duplicate', resultOmitted: reason });
+        const record = await store.inspect({ scope, requestId: 'unstorable' });
+        expect(record).toMatchObject({ state: 'COMPLETED', attempt: 1, resultOmitted: reason });
+        expect(record?.result).toBeUndefined();
       },
     );
 
-    it('a function nested in the result is refused, not silently dropped', async () => {
-      const { idem, store, scope } = setup({ storeResults: true });
-      const error = await idem
-        .run('nested-fn', () => ({ id: 1, callback: () => 'lost' }))
-        .catch((e: unknown) => e);
-      expect(error).toBeInstanceOf(ResultNotSerializableError);
-      expect((await store.inspect({ scope, requestId: 'nested-fn' }))?.state).toBe('FAILED');
+    it('processed hands the caller the result it could not store', async () => {
+      const { idem } = setup({ storeResults: true });
+      const outcome = await idem.run('bigint-kept', () => 10n);
+      expect(outcome).toEqual({
+        status: 'processed',
+        result: 10n,
+        attempt: 1,
+        fencingToken: 1,
+        resultOmitted: 'not-serializable',
+      });
+    });
+
+    it('an omitted result is reported on idemq:result-omitted and logged, with the reason', async () => {
+      const warnings: unknown[] = [];
+      const logger = { ...silentLogger, warn: (fields: unknown) => warnings.push(fields) };
+      const { idem, scope } = setup({ storeResults: true, logger });
+      const seen: unknown[] = [];
+      const listener = (message: unknown) => seen.push(message);
+      diagnostics.subscribe('idemq:result-omitted', listener);
+      try {
+        await idem.run('omitted-event', () => 10n);
+      } finally {
+        diagnostics.unsubscribe('idemq:result-omitted', listener);
+      }
+      expect(seen).toEqual([
+        {
+          requestId: 'omitted-event',
+          scope,
+          source: undefined,
+          reason: 'not-serializable',
+          error: expect.any(ResultNotSerializableError),
+        },
+      ]);
+      expect(warnings).toEqual([
+        expect.objectContaining({ requestId: 'omitted-event', reason: 'not-serializable' }),
+      ]);
+    });
+
+    it('a serializer that throws anything completes without the result (not-serializable)', async () => {
+      const serializer = {
+        serialize: () => {
+          throw new TypeError('no');
+        },
+        deserialize: (text: string) => text,
+      };
+      const { idem } = setup({ storeResults: true, serializer });
+      let calls = 0;
+      await idem.run('custom-throws', () => (calls += 1));
+      await expect(idem.run('custom-throws', () => (calls += 1))).resolves.toEqual({
+        status: 'duplicate',
+        resultOmitted: 'not-serializable',
+      });
+      expect(calls).toBe(1);
     });
 
     it('without storeResults a BigInt result is fine (nothing is serialized)', async () => {
       const { idem } = setup();
-      await expect(idem.run('bigint-ok', () => 10n)).resolves.toMatchObject({
+      await expect(idem.run('bigint-ok', () => 10n)).resolves.toEqual({
         status: 'processed',
         result: 10n,
+        attempt: 1,
+        fencingToken: 1,
       });
     });
 
-    it('a result over the store limit is a typed error and FAILED record', async () => {
+    it('a result over a store limit set lower completes without it (too-large)', async () => {
       const clock = manualClock();
       const store = memoryStore({ clock, maxResultBytes: 16 });
       const { idem, scope } = setup({ store, storeResults: true });
-      await expect(idem.run('big', () => 'x'.repeat(100))).rejects.toMatchObject({
-        code: ErrorCodes.RESULT_TOO_LARGE,
+      let calls = 0;
+      const big = () => {
+        calls += 1;
+        return 'x'.repeat(100);
+      };
+      await expect(idem.run('big', big)).resolves.toMatchObject({
+        status: 'processed',
+        resultOmitted: 'too-large',
       });
-      expect((await store.inspect({ scope, requestId: 'big' }))?.state).toBe('FAILED');
+      await expect(idem.run('big', big)).resolves.toEqual({
+        status: 'duplicate',
+        resultOmitted: 'too-large',
+      });
+      expect(calls).toBe(1);
+      expect((await store.inspect({ scope, requestId: 'big' }))?.state).toBe('COMPLETED');
     });
 
     it('a stored {"__proto__": …} result replays without polluting any prototype', async () => {

@@ -1,6 +1,7 @@
 import { StoreUnavailableError } from '../errors/errors.js';
 import { isIdemqError } from '../errors/IdemqError.js';
 import { validateRequestId } from '../ids/requestId.js';
+import { EventHub } from '../observability/events.js';
 import { silentLogger } from '../observability/logger.js';
 import { OptionsCheck } from '../options/OptionsCheck.js';
 import { IDEMPOTENCY_DEFAULTS } from './defaults.js';
@@ -13,11 +14,12 @@ export interface Idempotency {
    * Runs `fn` at most once to completion per requestId in this scope.
    *
    * Resolves `processed` (fn ran and its completion is recorded), `duplicate` (already
-   * completed: fn not run, stored result if any), `in-progress` (another owner holds the
-   * lease), `key-reuse` (same id, different payload) or `lease-lost` (fn ran but another owner
-   * took over, its result is not recorded). Rejects with fn's own error after recording the
-   * failure, with a typed error for a bad requestId, and with `StoreUnavailableError` when the
-   * store is down (unless `onStoreError: 'process'`).
+   * completed: fn not run; the stored result if any, or `resultOmitted` when it could not be
+   * stored), `in-progress` (another owner holds the lease), `key-reuse` (same id, different
+   * payload) or `lease-lost` (fn ran but another owner took over, its result is not recorded).
+   * Rejects with fn's own error after recording the failure, with a typed error for a bad
+   * requestId, and with `StoreUnavailableError` when the store is down (unless
+   * `onStoreError: 'process'`).
    */
   run<R>(
     requestId: string,
@@ -51,25 +53,39 @@ export function createIdempotency(options: IdempotencyOptions): Idempotency {
     );
   }
 
+  // No listeners here: the events reach telemetry through node:diagnostics_channel only.
+  const events = new EventHub();
+
   return {
     async run(requestId, fn, runOptions = {}) {
       validateRequestId(requestId, maxRequestIdBytes);
       const execution = await execute(settings, requestId, fn, runOptions);
       switch (execution.kind) {
-        case 'processed':
-          return {
-            status: 'processed',
-            result: execution.result,
-            attempt: execution.attempt,
-            fencingToken: execution.fencingToken,
-          };
+        case 'processed': {
+          const { result, attempt, fencingToken, unstored } = execution;
+          if (!unstored) return { status: 'processed', result, attempt, fencingToken };
+          const { reason, error } = unstored;
+          logger.warn(
+            { requestId, scope: settings.scope, reason, code: error.code },
+            'idemq: result not stored; the record is completed without it',
+          );
+          events.emit('result-omitted', {
+            requestId,
+            scope: settings.scope,
+            source: undefined,
+            reason,
+            error,
+          });
+          return { status: 'processed', result, attempt, fencingToken, resultOmitted: reason };
+        }
         case 'processed-unclaimed':
           logger.warn({ requestId }, 'idemq: store unavailable, ran without a claim');
           return { status: 'processed', result: execution.result, attempt: 1, fencingToken: 0 };
         case 'duplicate':
-          return 'result' in execution
-            ? { status: 'duplicate', result: execution.result as typeof execution.result }
-            : { status: 'duplicate' };
+          if ('result' in execution) return { status: 'duplicate', result: execution.result };
+          return execution.resultOmitted === undefined
+            ? { status: 'duplicate' }
+            : { status: 'duplicate', resultOmitted: execution.resultOmitted };
         case 'in-progress':
           return {
             status: 'in-progress',

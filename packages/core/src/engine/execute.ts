@@ -1,11 +1,12 @@
 import { ErrorCodes } from '../errors/codes.js';
 import { NonRetriableError, StoreUnavailableError, toError } from '../errors/errors.js';
-import { isIdemqError } from '../errors/IdemqError.js';
+import { type IdemqError, isIdemqError } from '../errors/IdemqError.js';
 import { fingerprint } from '../ids/fingerprint.js';
-import type { Store, StoredError } from '../store/Store.js';
+import type { ResultOmission, Store, StoredError } from '../store/Store.js';
 import type { AbandonListener, Abandonment } from './abandonment.js';
 import { COMPLETE_TRIES } from './defaults.js';
 import type { HeldClaim, LeaseKeeper, LeaseListener, RenewalScheduler } from './leaseKeeper.js';
+import { ResultNotSerializableError } from './serializer.js';
 import type { HandlerContext, ResultSerializer, RunOptions } from './types.js';
 
 /** The resolved settings `execute` works with. */
@@ -27,9 +28,15 @@ export interface ExecuteSettings {
 
 /** Everything that can come of one attempt to process a request. */
 export type Execution<R> =
-  | { kind: 'processed'; result: R; attempt: number; fencingToken: number }
+  | {
+      kind: 'processed';
+      result: R;
+      attempt: number;
+      fencingToken: number;
+      unstored?: UnstoredResult;
+    }
   | { kind: 'processed-unclaimed'; result: R; attempt: number; storeError: Error }
-  | { kind: 'duplicate'; result?: R }
+  | { kind: 'duplicate'; result?: R; resultOmitted?: ResultOmission }
   | { kind: 'in-progress'; retryAfterMs: number; attempt: number }
   | { kind: 'key-reuse' }
   | { kind: 'lease-lost'; attempt: number }
@@ -38,6 +45,15 @@ export type Execution<R> =
   | { kind: 'failed'; error: Error; attempt: number; retriable: boolean }
   | { kind: 'exhausted'; attempt: number; lastError: StoredError | undefined }
   | { kind: 'store-error'; error: Error; attempt: number | undefined };
+
+/** A result that results are stored for but this one could not be: why, and the refusal. */
+export interface UnstoredResult {
+  reason: ResultOmission;
+  error: IdemqError;
+}
+
+/** What `complete` is asked to store: the serialized result, why there is none, or nothing. */
+type ResultToStore = string | UnstoredResult | undefined;
 
 export interface ExecuteHooks extends RunOptions {
   /** When the heartbeat learns the lease is gone. */
@@ -89,9 +105,13 @@ export async function execute<R>(
 
   switch (claim.status) {
     case 'duplicate':
-      return claim.result === undefined || !settings.serializer
+      if (!settings.serializer) return { kind: 'duplicate' };
+      if (claim.result !== undefined) {
+        return { kind: 'duplicate', result: settings.serializer.deserialize(claim.result) as R };
+      }
+      return claim.resultOmitted === undefined
         ? { kind: 'duplicate' }
-        : { kind: 'duplicate', result: settings.serializer.deserialize(claim.result) as R };
+        : { kind: 'duplicate', resultOmitted: claim.resultOmitted };
     case 'in-progress':
       return { kind: 'in-progress', retryAfterMs: claim.retryAfterMs, attempt: claim.attempt };
     case 'key-reuse':
@@ -150,17 +170,28 @@ export async function execute<R>(
     if (abortFromCaller) hooks.signal?.removeEventListener('abort', abortFromCaller);
   }
 
-  let serialized: string | undefined;
+  // No result is stored for `undefined`: a duplicate then replays `undefined`, not `null`.
+  const toStore =
+    settings.serializer && result !== undefined
+      ? serializeResult(settings.serializer, result)
+      : undefined;
+  return completeRecord(settings, fenced, toStore, result, attempt, fencingToken);
+}
+
+/**
+ * The serialized result, or why it cannot be stored: the handler has succeeded, so a result the
+ * serializer refuses is left out of the record rather than turned into a failure.
+ */
+function serializeResult(serializer: ResultSerializer, result: unknown): string | UnstoredResult {
   try {
-    // No result is stored for `undefined`: a duplicate then replays `undefined`, not `null`.
-    serialized =
-      settings.serializer && result !== undefined
-        ? settings.serializer.serialize(result)
-        : undefined;
+    return serializer.serialize(result);
   } catch (thrown) {
-    return recordFailure(settings, fenced, attempt, toError(thrown), false);
+    const error =
+      thrown instanceof ResultNotSerializableError
+        ? thrown
+        : new ResultNotSerializableError(toError(thrown).message, thrown);
+    return { reason: 'not-serializable', error };
   }
-  return completeRecord(settings, fenced, serialized, result, attempt, fencingToken);
 }
 
 /** Records a failure; a refused token means someone else owns the record now. */
@@ -187,33 +218,50 @@ async function recordFailure<R>(
   return { kind: 'failed', error, attempt, retriable };
 }
 
+/**
+ * Records the completion. The side effect has happened, so nothing here may make the handler run
+ * again: a transient store error is tried again, and a result over the store's size limit is
+ * left out of the record (marked `too-large`) instead of failing the attempt.
+ */
 async function completeRecord<R>(
   settings: ExecuteSettings,
   fenced: HeldClaim,
-  serialized: string | undefined,
+  toStore: ResultToStore,
   result: R,
   attempt: number,
   fencingToken: number,
 ): Promise<Execution<R>> {
+  const { scope, requestId, token } = fenced;
+  const ttlMs = settings.completedTtlMs;
+  let stored = toStore;
   let lastError: Error | undefined;
-  // The side effect has happened: a transient store error must not make it run again.
-  for (let tryNumber = 1; tryNumber <= COMPLETE_TRIES; tryNumber++) {
+  let tryNumber = 1;
+  while (tryNumber <= COMPLETE_TRIES) {
     try {
-      const { scope, requestId, token } = fenced;
-      const ttlMs = settings.completedTtlMs;
       const outcome = await settings.store.complete(
-        serialized === undefined
+        stored === undefined
           ? { scope, requestId, token, ttlMs }
-          : { scope, requestId, token, ttlMs, result: serialized },
+          : typeof stored === 'string'
+            ? { scope, requestId, token, ttlMs, result: stored }
+            : { scope, requestId, token, ttlMs, resultOmitted: stored.reason },
       );
       if (outcome === 'lease-lost') return { kind: 'lease-lost', attempt };
-      return { kind: 'processed', result, attempt, fencingToken };
+      return typeof stored === 'object'
+        ? { kind: 'processed', result, attempt, fencingToken, unstored: stored }
+        : { kind: 'processed', result, attempt, fencingToken };
     } catch (thrown) {
-      if (isIdemqError(thrown) && thrown.code === ErrorCodes.RESULT_TOO_LARGE) {
-        return recordFailure(settings, fenced, attempt, thrown, false);
+      if (
+        typeof stored === 'string' &&
+        isIdemqError(thrown) &&
+        thrown.code === ErrorCodes.RESULT_TOO_LARGE
+      ) {
+        // Refused before anything was written: the record is still ours to complete.
+        stored = { reason: 'too-large', error: thrown };
+        continue;
       }
       lastError = asStoreError(thrown);
       await new Promise((resolve) => setTimeout(resolve, 10 * tryNumber));
+      tryNumber += 1;
     }
   }
   return {

@@ -1,6 +1,6 @@
 import type { Logger } from '../observability/logger.js';
 import type { StandardSchemaV1 } from '../options/standardSchema.js';
-import type { Store, StoredError } from '../store/Store.js';
+import type { ResultOmission, Store, StoredError } from '../store/Store.js';
 import type { IncomingMessage, Transport } from '../transport/Transport.js';
 
 /** Options shared by `createIdempotency` and `createConsumer`. */
@@ -35,7 +35,10 @@ export interface IdempotencyOptions {
    */
   onStoreError?: 'retry' | 'process';
   /**
-   * Store the handler's result and return it to duplicates.
+   * Store the handler's result and return it to duplicates. A result the store cannot keep (over
+   * its `maxResultBytes`, or refused by the serializer) is left out of the record, which is
+   * completed all the same: the handler never runs again for it, and duplicates get
+   * `resultOmitted` (see `RunOutcome`) and a `result-omitted` event is emitted.
    * @default false
    */
   storeResults?: boolean;
@@ -74,10 +77,22 @@ export interface HandlerContext {
   previousError?: StoredError;
 }
 
+/**
+ * What `run()` resolves. With `storeResults`, `resultOmitted` says the result could not be stored
+ * (`too-large`: over the store's `maxResultBytes`; `not-serializable`: a BigInt, a cycle, a
+ * function…). fn ran once and its completion is recorded all the same: `processed` still hands
+ * the caller fn's result, and every `duplicate` after it carries `resultOmitted` and no `result`.
+ */
 export type RunOutcome<R> =
   /** `fencingToken` is 0 when the store was down and `onStoreError: 'process'` ran fn unclaimed. */
-  | { status: 'processed'; result: R; attempt: number; fencingToken: number }
-  | { status: 'duplicate'; result?: R }
+  | {
+      status: 'processed';
+      result: R;
+      attempt: number;
+      fencingToken: number;
+      resultOmitted?: ResultOmission;
+    }
+  | { status: 'duplicate'; result?: R; resultOmitted?: ResultOmission }
   | { status: 'in-progress'; retryAfterMs: number; attempt: number }
   | { status: 'key-reuse' }
   | { status: 'lease-lost'; attempt: number };

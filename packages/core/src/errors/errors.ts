@@ -124,3 +124,10 @@ export class StoreClosedError extends IdemqError {
     super(ErrorCodes.STORE_CLOSED, 'The store is closed');
   }
 }
+
+/** A consumer used in the wrong state (started twice, say). */
+export class ConsumerStateError extends IdemqError {
+  constructor(message: string) {
+    super(ErrorCodes.CONSUMER_STATE, message);
+  }
+}

@@ -1,5 +1,6 @@
 export { type ErrorCode, ErrorCodes } from './codes.js';
 export {
+  ConsumerStateError,
   HandlerFailedError,
   InvalidOptionsError,
   KeyReuseError,

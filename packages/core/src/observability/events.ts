@@ -1,4 +1,5 @@
 import { type Channel, channel } from 'node:diagnostics_channel';
+import type { ResultOmission } from '../store/Store.js';
 
 /** What each consumer event carries: enough for metrics and OpenTelemetry spans. */
 export interface ConsumerEvents {
@@ -26,6 +27,19 @@ export interface ConsumerEvents {
    * gone); the handler goes on under its store claim and the redelivered copy is a duplicate.
    */
   'lease-lost': { requestId: string; source: string; attempt: number; lease: 'store' | 'broker' };
+  /**
+   * With `storeResults`: the handler succeeded but its result could not be stored (`reason`
+   * `too-large` or `not-serializable`; `error` is the refusal). The record is COMPLETED without
+   * it, so the handler never runs again for it; duplicates get `resultOmitted` instead of the
+   * result. `source` is undefined for `createIdempotency().run()`.
+   */
+  'result-omitted': {
+    requestId: string;
+    scope: string;
+    source: string | undefined;
+    reason: ResultOmission;
+    error: Error;
+  };
   /** The store failed; the message was handled per `onStoreError`. */
   'store-error': { requestId: string | undefined; source: string; error: Error };
   /** The transport or a settlement failed. */

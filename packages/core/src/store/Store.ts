@@ -39,7 +39,8 @@ export interface Store {
   /**
    * Atomically claims a record. In this order:
    * - fingerprints differ (see above) → `key-reuse`
-   * - COMPLETED → `duplicate`, with the store time it completed and its stored result, if any
+   * - COMPLETED → `duplicate`, with the store time it completed and its stored result, if any,
+   *   or the marker saying why no result was stored (`resultOmitted`)
    * - IN_PROGRESS with a live lease → `in-progress`, with the record's attempt and the time left
    *   on its lease (`0 < retryAfterMs ≤` the lease it was given)
    * - absent → `claimed`, attempt 1
@@ -63,7 +64,16 @@ export interface Store {
    * resolves `[]`.
    */
   claimMany(requests: readonly ClaimRequest[]): Promise<ClaimOutcome[]>;
-  /** IN_PROGRESS (owned by `token`) → COMPLETED for `ttlMs`, optionally with a result. */
+  /**
+   * IN_PROGRESS (owned by `token`) → COMPLETED for `ttlMs`, with the request's `result` or, in
+   * its place, its `resultOmitted` marker; duplicates get whichever was stored.
+   *
+   * A `result` over the store's limit (`maxResultBytes`, in UTF-8 bytes;
+   * `DEFAULT_MAX_RESULT_BYTES` = 64 KiB unless configured) is refused before anything is
+   * written: `complete` rejects with `ResultTooLargeError` (`IDEMQ_ERR_RESULT_TOO_LARGE`, not
+   * retriable), the record stays IN_PROGRESS under the same token, and the owner may complete
+   * again without the result (the engine does, with `resultOmitted: 'too-large'`).
+   */
   complete(request: CompleteRequest): Promise<TransitionOutcome>;
   /**
    * IN_PROGRESS (owned by `token`) → FAILED for `ttlMs`, keeping attempt and fingerprint and
@@ -124,9 +134,26 @@ export interface FencedRequest extends RecordId {
 export interface CompleteRequest extends FencedRequest {
   /** How long the COMPLETED record answers duplicates. */
   ttlMs: number;
-  /** A serialized result returned to duplicates. */
+  /**
+   * A serialized result returned to duplicates, at most the store's `maxResultBytes` (UTF-8
+   * bytes, 64 KiB by default): a longer one makes `complete` reject with `ResultTooLargeError`
+   * (`IDEMQ_ERR_RESULT_TOO_LARGE`) and write nothing.
+   */
   result?: string;
+  /**
+   * Why the handler's result is not stored although results are (pass it without `result`; a
+   * store ignores it beside one): kept on the record and returned on `duplicate` claims, so a
+   * duplicate can tell "no result" from "a result that could not be kept".
+   */
+  resultOmitted?: ResultOmission;
 }
+
+/**
+ * Why a completed record holds no result although results are stored: `too-large` (over the
+ * store's `maxResultBytes`) or `not-serializable` (the serializer refused it: a BigInt, a cycle,
+ * a function). The handler did run; its effect stands.
+ */
+export type ResultOmission = 'too-large' | 'not-serializable';
 
 export interface FailRequest extends FencedRequest {
   /** How long the FAILED record remembers its attempts. */
@@ -147,7 +174,7 @@ export interface StoredError {
 
 export type ClaimOutcome =
   | ClaimedOutcome
-  | { status: 'duplicate'; result?: string; completedAt: number }
+  | { status: 'duplicate'; result?: string; resultOmitted?: ResultOmission; completedAt: number }
   | { status: 'in-progress'; retryAfterMs: number; attempt: number }
   | { status: 'key-reuse' };
 
@@ -195,4 +222,6 @@ export interface IdempotencyRecord extends RecordId {
   /** Of the last `fail`; kept across takeovers and releases, dropped by a completion. */
   lastError?: StoredError;
   result?: string;
+  /** COMPLETED only: why no result was stored (see `CompleteRequest.resultOmitted`). */
+  resultOmitted?: ResultOmission;
 }

@@ -109,6 +109,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): Store {
         status: 'duplicate',
         completedAt: entry.completedAt ?? now,
         ...(entry.result === undefined ? {} : { result: entry.result }),
+        ...optional('resultOmitted', entry.resultOmitted),
       };
     }
     if (entry?.state === RecordStates.IN_PROGRESS && (entry.leaseExpiresAt ?? 0) > now) {
@@ -174,6 +175,11 @@ export function memoryStore(options: MemoryStoreOptions = {}): Store {
         retainMs: entry.retainMs,
         ...optional('fingerprint', entry.fingerprint),
         ...optional('result', request.result),
+        // A result, when there is one, is the answer: a marker beside it would contradict it.
+        ...optional(
+          'resultOmitted',
+          request.result === undefined ? request.resultOmitted : undefined,
+        ),
       });
       return 'ok';
     },
