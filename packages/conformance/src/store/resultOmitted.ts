@@ -5,12 +5,12 @@ import type { Suite } from '../suite.js';
 import { expectClaimed, LONG_MS, type StoreEnv } from './StoreEnv.js';
 
 /**
- * S20: a completion whose result could not be stored. The handler ran, so the record is
+ * S16: a completion whose result could not be stored. The handler ran, so the record is
  * COMPLETED all the same; what duplicates learn instead of the result is the marker.
  */
 export function registerResultOmittedCases(suite: Suite<StoreEnv, StoreHarness>): void {
   suite.case(
-    'S20',
+    'S16',
     'complete with resultOmitted stores no result; claim, claimMany and inspect report the marker',
     async (env) => {
       const store = await env.store();

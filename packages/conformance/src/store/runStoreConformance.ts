@@ -13,7 +13,7 @@ import { registerResultOmittedCases } from './resultOmitted.js';
 import { StoreEnv } from './StoreEnv.js';
 
 /**
- * Registers the store conformance cases (S01–S15, listed in this package's README) for one
+ * Registers the store conformance cases (S01–S16, listed in this package's README) for one
  * `Store` implementation as a vitest `describe` block. Call it at the top level of a test file.
  *
  * Every case uses its own scope and closes the stores it opened, also when it fails. Cases that
