@@ -73,6 +73,17 @@ describe('the packed packages in a new npm project', () => {
   });
 });
 
+describe.each(
+  // Conformance is left out: it imports vitest, which a CommonJS test file does not load.
+  packages.filter((pkg) => pkg.name !== '@idemq/conformance'),
+)('the installed $name', (pkg) => {
+  it('loads with require() from CommonJS (the engines floor loads ES modules so)', async () => {
+    const script = `const m = require(${JSON.stringify(pkg.name)}); console.log(typeof m);`;
+    const run = await command(process.execPath, ['--no-warnings', '-e', script], project, 30_000);
+    expect(run).toEqual({ exitCode: 0, stdout: 'object\n', stderr: '' });
+  });
+});
+
 describe.each(README_EXAMPLE_PACKAGES)('the README example of the installed @idemq/%s', (name) => {
   it('type-checks, runs, exits 0 and prints what the README shows', async () => {
     const readme = join(project, 'node_modules', '@idemq', name, 'README.md');
