@@ -1,0 +1,6 @@
+import { ensureServices } from '@idemq/services';
+
+// The READMEs' examples, run in the new project, talk to the real services on 127.0.0.1.
+export default async function setup(): Promise<void> {
+  await ensureServices(['redis', 'rabbitmq', 'kafka', 'sqs']);
+}
