@@ -1,11 +1,6 @@
 // Engine
 export { backoffDelayMs } from './engine/backoff.js';
-export {
-  type Consumer,
-  ConsumerStateError,
-  createConsumer,
-  type StopReport,
-} from './engine/createConsumer.js';
+export { type Consumer, createConsumer, type StopReport } from './engine/createConsumer.js';
 export { createIdempotency, type Idempotency } from './engine/createIdempotency.js';
 export { type Decision, type DecisionPolicy, decide } from './engine/decide.js';
 export {
@@ -13,8 +8,7 @@ export {
   IDEMPOTENCY_DEFAULTS,
   RETRY_DEFAULTS,
 } from './engine/defaults.js';
-export { InvalidPayloadError, MalformedPayloadError } from './engine/readMessage.js';
-export { jsonSerializer, ResultNotSerializableError } from './engine/serializer.js';
+export { jsonSerializer } from './engine/serializer.js';
 export type {
   ConsumedMessage,
   ConsumerOptions,
@@ -28,20 +22,26 @@ export type {
 } from './engine/types.js';
 // Errors
 export {
+  ConsumerStateError,
   type ErrorCode,
   ErrorCodes,
   HandlerFailedError,
   IdemqError,
   type IdemqErrorOptions,
   InvalidOptionsError,
+  InvalidPayloadError,
+  InvalidRequestIdError,
   isIdemqError,
-  KeyReuseError,
-  LeaseLostError,
-  MaxAttemptsError,
+  MalformedPayloadError,
   NonRetriableError,
+  type PublishFailedDetails,
+  PublishFailedError,
+  type PublishFailure,
+  ResultNotSerializableError,
   ResultTooLargeError,
   StoreClosedError,
   StoreUnavailableError,
+  TransportClosedError,
   TransportUnavailableError,
   toError,
 } from './errors/index.js';
@@ -50,7 +50,6 @@ export { fingerprint } from './ids/fingerprint.js';
 export { recordKey } from './ids/recordKey.js';
 export {
   DEFAULT_MAX_REQUEST_ID_BYTES,
-  InvalidRequestIdError,
   requestIdFromBytes,
   validateRequestId,
 } from './ids/requestId.js';
@@ -105,7 +104,6 @@ export {
   type MemoryTransport,
   type MemoryTransportOptions,
   memoryTransport,
-  TransportClosedError,
 } from './transport/memoryTransport.js';
 export {
   type NativeSettlement,

@@ -1,7 +1,8 @@
 import diagnostics from 'node:diagnostics_channel';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ErrorCodes } from '../errors/codes.js';
-import { InvalidOptionsError, NonRetriableError } from '../errors/errors.js';
+import { InvalidOptionsError, NonRetriableError } from '../errors/index.js';
+import { ConsumerStateError } from '../errors/usage.js';
 import type { ConsumerEventName, ConsumerEvents } from '../observability/events.js';
 import type { StandardSchemaV1 } from '../options/standardSchema.js';
 import { memoryStore } from '../store/memoryStore.js';
@@ -10,7 +11,7 @@ import { faultyStore, manualClock } from '../testing/index.js';
 import { type MemoryBroker, memoryBroker } from '../transport/memoryBroker.js';
 import { type MemoryTransport, memoryTransport } from '../transport/memoryTransport.js';
 import type { Delivery, Transport } from '../transport/Transport.js';
-import { type Consumer, ConsumerStateError, createConsumer } from './createConsumer.js';
+import { type Consumer, createConsumer } from './createConsumer.js';
 import type { ConsumedMessage, ConsumerOptions, HandlerContext } from './types.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -1,6 +1,7 @@
 import { type ErrorCode, ErrorCodes } from '../errors/codes.js';
-import { toError } from '../errors/errors.js';
-import { IdemqError, isIdemqError } from '../errors/IdemqError.js';
+import { toError } from '../errors/handler.js';
+import { isIdemqError } from '../errors/IdemqError.js';
+import { ConsumerStateError } from '../errors/usage.js';
 import { type ConsumerEventName, type ConsumerEvents, EventHub } from '../observability/events.js';
 import { silentLogger } from '../observability/logger.js';
 import { OptionsCheck } from '../options/OptionsCheck.js';
@@ -42,13 +43,6 @@ export interface StopReport {
   drained: boolean;
   /** Handlers still running at the timeout, whose messages were given back. */
   abandoned: number;
-}
-
-/** A consumer used in the wrong state (started twice, say). */
-export class ConsumerStateError extends IdemqError {
-  constructor(message: string) {
-    super(ErrorCodes.CONSUMER_STATE, message);
-  }
 }
 
 /**

@@ -1,6 +1,7 @@
 import { ErrorCodes } from '../errors/codes.js';
-import { NonRetriableError, StoreUnavailableError, toError } from '../errors/errors.js';
+import { NonRetriableError, toError } from '../errors/handler.js';
 import { isIdemqError } from '../errors/IdemqError.js';
+import { StoreUnavailableError } from '../errors/store.js';
 import { fingerprint } from '../ids/fingerprint.js';
 import type { Store, StoredError } from '../store/Store.js';
 import type { AbandonListener, Abandonment } from './abandonment.js';

@@ -3,8 +3,9 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ErrorCodes } from '../errors/codes.js';
+import { TransportClosedError } from '../errors/transport.js';
 import { memoryBroker } from './memoryBroker.js';
-import { type MemoryTransport, memoryTransport, TransportClosedError } from './memoryTransport.js';
+import { type MemoryTransport, memoryTransport } from './memoryTransport.js';
 import type { Delivery, Subscription } from './Transport.js';
 
 const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;

@@ -1,5 +1,4 @@
-import { ErrorCodes } from '../errors/codes.js';
-import { IdemqError } from '../errors/IdemqError.js';
+import { TransportClosedError } from '../errors/transport.js';
 import { validateRequestId } from '../ids/requestId.js';
 import { uuidv7 } from '../ids/uuidv7.js';
 import { OptionsCheck } from '../options/OptionsCheck.js';
@@ -46,13 +45,6 @@ export interface MemoryTransport extends Transport {
   readonly broker: MemoryBroker;
   /** Queue depth of one destination and group, like a broker's management API. */
   stats(destination: string, group?: string): MemoryQueueStats;
-}
-
-/** Error raised by operations on a closed transport. */
-export class TransportClosedError extends IdemqError {
-  constructor(name: string) {
-    super(ErrorCodes.TRANSPORT_CLOSED, `The ${name} transport is closed`);
-  }
 }
 
 /**
