@@ -58,12 +58,12 @@ export async function publishMessage(
   );
   const size = wireSize(body.text, attributes);
   if (size > deps.maxPayloadBytes) {
-    throw new PayloadTooLargeError(destination, size, deps.maxPayloadBytes);
+    throw new PayloadTooLargeError(destination, size, deps.maxPayloadBytes, requestId);
   }
   const queue = await deps.queueFor(destination);
   const { maxMessageBytes } = await deps.settingsOf(queue);
   if (maxMessageBytes !== undefined && size > maxMessageBytes) {
-    throw new PayloadTooLargeError(destination, size, maxMessageBytes);
+    throw new PayloadTooLargeError(destination, size, maxMessageBytes, requestId);
   }
   const input = {
     QueueUrl: queue.url,
@@ -87,9 +87,8 @@ export async function publishMessage(
       const pauseMs = Math.min(RETRY_MAX_MS, RETRY_MIN_MS * 2 ** (attempt - 1));
       if (!retriable || !deps.isOpen() || performance.now() + pauseMs > deadline) {
         throw new PublishFailedError(
-          destination,
           `SendMessage to ${queue.name} failed: ${describeError(error)}`,
-          { cause: error, retriable },
+          { failure: 'refused', destination, requestId, cause: error, retriable },
         );
       }
       await new Promise((resolve) => setTimeout(resolve, pauseMs));
