@@ -92,6 +92,11 @@ export {
 export { EarliestTimer } from './timing/earliestTimer.js';
 export { checkSubscribeRequest } from './transport/checkSubscribeRequest.js';
 // Transport
+export {
+  DeadLetterHeaders,
+  deadLetterHeaders,
+  MAX_DEAD_LETTER_REASON_CHARS,
+} from './transport/deadLetterHeaders.js';
 export { encodeBody } from './transport/encodeBody.js';
 export {
   MemoryBroker,
@@ -105,25 +110,19 @@ export {
   type MemoryTransportOptions,
   memoryTransport,
 } from './transport/memoryTransport.js';
-export {
-  type NativeSettlement,
-  OnceSettlement,
-  type Settlement,
-  settledDelivery,
-  settleOnce,
-} from './transport/settleOnce.js';
-export {
-  type AttemptSource,
-  type Capabilities,
-  DeadLetterHeaders,
-  type Delivery,
-  type Health,
-  type IncomingMessage,
-  type OutgoingMessage,
-  type PublishReceipt,
-  type RejectOptions,
-  type RetryOptions,
-  type SubscribeRequest,
-  type Subscription,
-  type Transport,
+export { OnceSettlement, type Settlement } from './transport/settleOnce.js';
+export type {
+  AttemptSource,
+  Capabilities,
+  Delivery,
+  Health,
+  IncomingMessage,
+  OutgoingMessage,
+  PublishReceipt,
+  RejectOptions,
+  RetryOptions,
+  SubscribeRequest,
+  Subscription,
+  Transport,
 } from './transport/Transport.js';
+export { type WireName, WireNames } from './transport/wireNames.js';
