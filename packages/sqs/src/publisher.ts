@@ -28,7 +28,7 @@ export interface PublisherDeps {
 
 /**
  * Publishes one message with `SendMessage`:
- * - the requestId (a new UUIDv7 unless given) in the `idemq-request-id` attribute, headers packed
+ * - the requestId (a new UUIDv7 unless given) in the `x-idemq-request-id` attribute, headers packed
  *   into one attribute so the 10-attribute limit never drops any;
  * - FIFO: `MessageGroupId` from the key (the requestId when there is none: no order asked for),
  *   `MessageDeduplicationId` from the requestId, so SQS itself drops a re-publish within its
