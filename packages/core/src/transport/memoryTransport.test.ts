@@ -230,6 +230,16 @@ describe('memoryTransport delivery', () => {
     expect(dead?.message.headers).not.toHaveProperty('x-idemq-code');
   });
 
+  it('caps a long reason as every transport does', async () => {
+    const t = transport();
+    const q = uniqueQueue();
+    await t.publish(q, { requestId: 'bad-3', body: 'p' });
+    const { waitFor } = await collect(t, q);
+    await (await waitFor(1))[0]!.reject({ reason: 'x'.repeat(10_000) });
+    const [dead] = await (await collect(t, `${q}.dlq`)).waitFor(1);
+    expect(dead?.message.headers['x-idemq-reason']).toHaveLength(4_096);
+  });
+
   it('honours a custom deadLetterSuffix', async () => {
     const t = transport({ deadLetterSuffix: '-dead' });
     const q = uniqueQueue();
