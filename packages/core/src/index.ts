@@ -16,8 +16,7 @@ export {
   RETRY_DEFAULTS,
 } from './engine/defaults.js';
 export type { StopReport } from './engine/dispatch.js';
-export { InvalidPayloadError, MalformedPayloadError } from './engine/readMessage.js';
-export { jsonSerializer, ResultNotSerializableError } from './engine/serializer.js';
+export { jsonSerializer } from './engine/serializer.js';
 export type {
   ConsumedMessage,
   ConsumerOptions,
@@ -39,14 +38,19 @@ export {
   IdemqError,
   type IdemqErrorOptions,
   InvalidOptionsError,
+  InvalidPayloadError,
+  InvalidRequestIdError,
   isIdemqError,
-  KeyReuseError,
-  LeaseLostError,
-  MaxAttemptsError,
+  MalformedPayloadError,
   NonRetriableError,
+  type PublishFailedDetails,
+  PublishFailedError,
+  type PublishFailure,
+  ResultNotSerializableError,
   ResultTooLargeError,
   StoreClosedError,
   StoreUnavailableError,
+  TransportClosedError,
   TransportUnavailableError,
   toError,
 } from './errors/index.js';
@@ -60,7 +64,6 @@ export { fingerprint } from './ids/fingerprint.js';
 export { recordKey } from './ids/recordKey.js';
 export {
   DEFAULT_MAX_REQUEST_ID_BYTES,
-  InvalidRequestIdError,
   requestIdFromBytes,
   validateRequestId,
 } from './ids/requestId.js';
@@ -104,6 +107,11 @@ export {
 export { EarliestTimer } from './timing/earliestTimer.js';
 export { checkSubscribeRequest } from './transport/checkSubscribeRequest.js';
 // Transport
+export {
+  DeadLetterHeaders,
+  deadLetterHeaders,
+  MAX_DEAD_LETTER_REASON_CHARS,
+} from './transport/deadLetterHeaders.js';
 export { encodeBody } from './transport/encodeBody.js';
 export {
   MemoryBroker,
@@ -116,27 +124,20 @@ export {
   type MemoryTransport,
   type MemoryTransportOptions,
   memoryTransport,
-  TransportClosedError,
 } from './transport/memoryTransport.js';
-export {
-  type NativeSettlement,
-  OnceSettlement,
-  type Settlement,
-  settledDelivery,
-  settleOnce,
-} from './transport/settleOnce.js';
-export {
-  type AttemptSource,
-  type Capabilities,
-  DeadLetterHeaders,
-  type Delivery,
-  type Health,
-  type IncomingMessage,
-  type OutgoingMessage,
-  type PublishReceipt,
-  type RejectOptions,
-  type RetryOptions,
-  type SubscribeRequest,
-  type Subscription,
-  type Transport,
+export { OnceSettlement, type Settlement } from './transport/settleOnce.js';
+export type {
+  AttemptSource,
+  Capabilities,
+  Delivery,
+  Health,
+  IncomingMessage,
+  OutgoingMessage,
+  PublishReceipt,
+  RejectOptions,
+  RetryOptions,
+  SubscribeRequest,
+  Subscription,
+  Transport,
 } from './transport/Transport.js';
+export { type WireName, WireNames } from './transport/wireNames.js';

@@ -1,4 +1,4 @@
-import { DeadLetterHeaders, type RejectOptions } from '@idemq/core';
+import { deadLetterHeaders, type RejectOptions } from '@idemq/core';
 import type { FetchedMessage, ProducedRecord } from './client.js';
 import { copyHeaders, KafkaHeaders } from './headers.js';
 
@@ -27,10 +27,7 @@ export function deadLetterRecord(
     value: record.value,
     headers: {
       ...copyHeaders(record.headers),
-      [DeadLetterHeaders.reason]: options.reason,
-      ...(options.code === undefined ? {} : { [DeadLetterHeaders.code]: options.code }),
-      [DeadLetterHeaders.attempts]: String(options.attempts ?? attempts),
-      [DeadLetterHeaders.source]: source,
+      ...deadLetterHeaders(options, { source, attempts }),
       [KafkaHeaders.originalTopic]: origin.topic,
       [KafkaHeaders.originalPartition]: String(origin.partition),
       [KafkaHeaders.originalOffset]: origin.offset,

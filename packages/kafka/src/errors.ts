@@ -1,17 +1,8 @@
-import { ErrorCodes, IdemqError, TransportUnavailableError } from '@idemq/core';
+import { PublishFailedError, TransportUnavailableError } from '@idemq/core';
 import type { ProducedRecord } from './client.js';
 
-/** Core's, so that one check catches it from every adapter. */
-export { TransportUnavailableError };
-
-/** A publish Kafka would refuse: over `maxPayloadBytes`, refused before sending. Not retriable. */
-export class PublishFailedError extends IdemqError {
-  readonly topic: string;
-  constructor(topic: string, message: string) {
-    super(ErrorCodes.PUBLISH_FAILED, message, { retriable: false });
-    this.topic = topic;
-  }
-}
+/** Core's, so that one check catches them from every adapter. */
+export { PublishFailedError, TransportUnavailableError };
 
 /** Bytes of a record as the broker's size limit counts them, near enough: value, key, headers. */
 export function recordBytes(record: ProducedRecord): number {
@@ -28,14 +19,19 @@ function byteLength(value: string | Buffer | null | undefined): number {
   return typeof value === 'string' ? Buffer.byteLength(value) : value.byteLength;
 }
 
-/** Throws `PublishFailedError` when `record` is over `maxBytes`. */
-export function assertRecordFits(topic: string, record: ProducedRecord, maxBytes: number): void {
+/** Throws `PublishFailedError` (`too-large`) when `record` is over `maxBytes`. */
+export function assertRecordFits(
+  topic: string,
+  record: ProducedRecord,
+  maxBytes: number,
+  requestId: string,
+): void {
   const bytes = recordBytes(record);
   if (bytes > maxBytes) {
     throw new PublishFailedError(
-      topic,
       `The record for topic "${topic}" is ${bytes} bytes (value, key and headers), over the ` +
         `${maxBytes}-byte limit (maxPayloadBytes; the broker's message.max.bytes)`,
+      { failure: 'too-large', destination: topic, requestId },
     );
   }
 }

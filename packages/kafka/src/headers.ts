@@ -1,30 +1,46 @@
-import { type CloudEventIdentity, cloudEventIdentity, requestIdFromBytes } from '@idemq/core';
+import {
+  type CloudEventIdentity,
+  cloudEventIdentity,
+  requestIdFromBytes,
+  WireNames,
+} from '@idemq/core';
 import type { HeaderValue, ProducedHeaderValue } from './client.js';
 import { CloudEventsHeaders } from './cloudEvents.js';
 
-/** Headers the Kafka transport reads and writes besides the user's own. */
+/** Headers the Kafka transport reads and writes besides the user's own (core's wire names). */
 export const KafkaHeaders = {
   /** Default header carrying the requestId (configurable with `requestIdHeader`). */
-  requestId: 'x-idemq-request-id',
+  requestId: WireNames.requestId,
   /** The body's content type, as in the CloudEvents Kafka binding. */
   contentType: 'content-type',
   /** Where a dead letter was consumed from. */
-  originalTopic: 'x-idemq-original-topic',
-  originalPartition: 'x-idemq-original-partition',
-  originalOffset: 'x-idemq-original-offset',
+  originalTopic: WireNames.originalTopic,
+  originalPartition: WireNames.originalPartition,
+  originalOffset: WireNames.originalOffset,
   /** Retry topics: not to be delivered before this epoch-ms time. */
-  retryNotBefore: 'x-idemq-retry-not-before',
+  retryNotBefore: WireNames.notBefore,
   /** Retry topics: the attempt the next delivery is. */
-  retryAttempt: 'x-idemq-retry-attempt',
+  retryAttempt: WireNames.attempt,
   /** Retry topics: the Kafka group that retries it; other groups of the source skip it. */
+  retryGroup: WireNames.group,
+} as const;
+
+/**
+ * The names retry-topic records carried before core's wire names. Still read, so that a record
+ * retried before an upgrade keeps its attempt, delay and group after it.
+ */
+export const FormerKafkaHeaders = {
+  retryNotBefore: 'x-idemq-retry-not-before',
+  retryAttempt: 'x-idemq-retry-attempt',
   retryGroup: 'x-idemq-retry-group',
 } as const;
 
-/** Bookkeeping headers of retry topics, hidden from handlers. */
+/** Bookkeeping headers of retry topics, current and former, hidden from handlers. */
 const HIDDEN = new Set<string>([
   KafkaHeaders.retryNotBefore,
   KafkaHeaders.retryAttempt,
   KafkaHeaders.retryGroup,
+  ...Object.values(FormerKafkaHeaders),
 ]);
 
 /** What the transport makes of a record's headers. */
@@ -102,13 +118,19 @@ export function writeHeaders(
   };
 }
 
-/** A record's headers as they can be produced again (dead letters, retry topics), unchanged. */
+/**
+ * A record's headers as they can be produced again (dead letters, retry topics), unchanged but
+ * for the names in `drop`.
+ */
 export function copyHeaders(
   raw: Readonly<Record<string, HeaderValue>> | undefined,
+  drop: ReadonlySet<string> = NOTHING,
 ): Record<string, ProducedHeaderValue> {
   const copy: Record<string, ProducedHeaderValue> = {};
   for (const [name, value] of Object.entries(raw ?? {})) {
-    if (value !== undefined) copy[name] = value;
+    if (value !== undefined && !drop.has(name)) copy[name] = value;
   }
   return copy;
 }
+
+const NOTHING: ReadonlySet<string> = new Set();

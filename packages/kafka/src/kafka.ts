@@ -232,7 +232,7 @@ export function kafka(options: KafkaTransportOptions): KafkaTransport {
     async publish(destination: string, message: OutgoingMessage): Promise<PublishReceipt> {
       assertOpen();
       const { record, requestId } = publishedRecord(message, settings.requestIdHeader);
-      assertRecordFits(destination, record, settings.maxPayloadBytes);
+      assertRecordFits(destination, record, settings.maxPayloadBytes, requestId);
       await getProducer().send(destination, [record]);
       return { requestId };
     },

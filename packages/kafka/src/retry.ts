@@ -1,5 +1,5 @@
 import type { HeaderValue, ProducedRecord } from './client.js';
-import { copyHeaders, headerText, KafkaHeaders } from './headers.js';
+import { copyHeaders, FormerKafkaHeaders, headerText, KafkaHeaders } from './headers.js';
 import type { LaneMessage } from './partitionWorker.js';
 
 /**
@@ -18,6 +18,8 @@ import type { LaneMessage } from './partitionWorker.js';
  */
 export type RetryMode = 'in-place' | 'topic';
 
+const FORMER_NAMES: ReadonlySet<string> = new Set(Object.values(FormerKafkaHeaders));
+
 /** The retry topic of `source`. */
 export function retryTopicOf(source: string, suffix: string): string {
   return source + suffix;
@@ -34,7 +36,8 @@ export function retryRecord(
     key: record.key,
     value: record.value,
     headers: {
-      ...copyHeaders(record.headers),
+      // A record retried before the upgrade loses its former names: the current ones replace them.
+      ...copyHeaders(record.headers, FORMER_NAMES),
       [KafkaHeaders.retryNotBefore]: String(notBefore),
       [KafkaHeaders.retryAttempt]: String(message.attempt + 1),
       [KafkaHeaders.retryGroup]: groupId,
@@ -51,12 +54,14 @@ export function readRetryHeaders(headers: Readonly<Record<string, HeaderValue>> 
   notBefore: number;
   groupId: string;
 } {
-  const attempt = Number(text(headers?.[KafkaHeaders.retryAttempt]));
-  const notBefore = Number(text(headers?.[KafkaHeaders.retryNotBefore]));
+  const read = (name: keyof typeof FormerKafkaHeaders) =>
+    text(headers?.[KafkaHeaders[name]] ?? headers?.[FormerKafkaHeaders[name]]);
+  const attempt = Number(read('retryAttempt'));
+  const notBefore = Number(read('retryNotBefore'));
   return {
     attempt: Number.isSafeInteger(attempt) && attempt >= 1 ? attempt : 1,
     notBefore: Number.isFinite(notBefore) && notBefore > 0 ? notBefore : 0,
-    groupId: text(headers?.[KafkaHeaders.retryGroup]),
+    groupId: read('retryGroup'),
   };
 }
 

@@ -1,3 +1,4 @@
+import { PublishFailedError as CorePublishFailedError } from '@idemq/core';
 import type { ConfirmChannel, Message } from 'amqplib';
 import { describe, expect, it } from 'vitest';
 import { ConfirmTracker } from './confirms.js';
@@ -32,6 +33,10 @@ function stallingChannel() {
 }
 
 describe('ConfirmTracker', () => {
+  it("rejects with core's PublishFailedError, so one check catches it from every adapter", () => {
+    expect(PublishFailedError).toBe(CorePublishFailedError);
+  });
+
   it('resolves once the broker confirms', async () => {
     const fake = stallingChannel();
     const tracker = new ConfirmTracker(fake.channel, 1_000);
@@ -50,6 +55,7 @@ describe('ConfirmTracker', () => {
     const waitedMs = performance.now() - startedAt;
     expect(error).toBeInstanceOf(PublishFailedError);
     expect((error as PublishFailedError).failure).toBe('unconfirmed');
+    expect(error).toMatchObject({ destination: 'ex', requestId: 'a', retriable: true });
     expect((error as Error).message).toMatch(/did not confirm .* within 60 ms/);
     expect(waitedMs).toBeGreaterThanOrEqual(55);
     expect(waitedMs).toBeLessThan(1_000);

@@ -47,7 +47,9 @@ export class ConfirmTracker {
     content: Buffer,
     options: Options.Publish,
   ): Promise<void> {
-    const target = { exchange, routingKey };
+    const requestId = requestIdOf(options.messageId, options.headers);
+    // The default exchange ('') routes to the queue its routing key names.
+    const target = { destination: exchange || routingKey, ...(requestId ? { requestId } : {}) };
     const key = returnKey(exchange, routingKey, idOf(options.messageId, options.headers));
     const entry: Pending = {
       returned: false,
@@ -74,11 +76,10 @@ export class ConfirmTracker {
         if (!settle()) return;
         reject(
           new PublishFailedError(
-            'unconfirmed',
-            target,
             `RabbitMQ did not confirm the message published to exchange "${exchange}" ` +
               `(routing key "${routingKey}") within ${this.confirmTimeoutMs} ms ` +
               '(confirmTimeoutMs); it may still take it',
+            { failure: 'unconfirmed', ...target },
           ),
         );
       };
@@ -94,22 +95,19 @@ export class ConfirmTracker {
               const nacked = error instanceof Error && error.message === 'message nacked';
               reject(
                 new PublishFailedError(
-                  nacked ? 'nacked' : 'unconfirmed',
-                  target,
                   nacked
                     ? `RabbitMQ refused the message published to exchange "${exchange}" (basic.nack)`
                     : `The channel closed before RabbitMQ confirmed the message to exchange "${exchange}"`,
-                  { cause: error },
+                  { failure: nacked ? 'nacked' : 'unconfirmed', ...target, cause: error },
                 ),
               );
             } else if (entry.returned) {
               reject(
                 new PublishFailedError(
-                  'unroutable',
-                  target,
                   `No queue is bound to exchange "${exchange}" (routing key "${routingKey}"): ` +
                     'the broker returned the message. Start a consumer of the destination once, ' +
                     'or call transport.declare(destination, group), before publishing.',
+                  { failure: 'unroutable', ...target },
                 ),
               );
             } else {
@@ -123,10 +121,8 @@ export class ConfirmTracker {
         reject(
           error instanceof Error && error.name === 'IllegalOperationError'
             ? new PublishFailedError(
-                'unconfirmed',
-                target,
                 `The channel was closed before publishing to exchange "${exchange}"`,
-                { cause: error },
+                { failure: 'unconfirmed', ...target, cause: error },
               )
             : error,
         );
@@ -161,14 +157,20 @@ export class ConfirmTracker {
   }
 }
 
-function idOf(messageId: unknown, headers: unknown): string {
+/** The requestId a publish carries as text: `messageId`, else the header fallback. */
+function requestIdOf(messageId: unknown, headers: unknown): string | undefined {
+  const id = idOf(messageId, headers, false);
+  return id === '' ? undefined : id;
+}
+
+function idOf(messageId: unknown, headers: unknown, bytesAsHex = true): string {
   if (typeof messageId === 'string') return messageId;
   const header =
     typeof headers === 'object' && headers !== null
       ? (headers as Record<string, unknown>)[InternalHeaders.requestId]
       : undefined;
   if (typeof header === 'string') return header;
-  if (header instanceof Uint8Array) return Buffer.from(header).toString('hex');
+  if (header instanceof Uint8Array && bytesAsHex) return Buffer.from(header).toString('hex');
   return '';
 }
 

@@ -1,6 +1,6 @@
 import {
-  DeadLetterHeaders,
   type Delivery,
+  deadLetterHeaders,
   type IncomingMessage,
   OnceSettlement,
   type RejectOptions,
@@ -9,7 +9,7 @@ import {
 import type { ConsumeMessage, Options } from 'amqplib';
 import type { ChannelAcks } from './acks.js';
 import type { ConfirmTracker } from './confirms.js';
-import { capText, copyOptions, InternalHeaders } from './headers.js';
+import { copyOptions, InternalHeaders } from './headers.js';
 import type { RetryTier, SubscriptionTopology, Topology } from './topology.js';
 
 /** The channel a message was delivered on: its delivery tags mean nothing on any other. */
@@ -107,17 +107,15 @@ export class RabbitmqDelivery extends OnceSettlement implements Delivery {
     return true;
   }
 
-  protected async brokerReject({ reason, code, attempts }: RejectOptions): Promise<boolean> {
+  protected async brokerReject(options: RejectOptions): Promise<boolean> {
     await this.replaceWith(
       this.names.deadLetterExchange,
       '',
       copyOptions(this.original, {
-        set: {
-          [DeadLetterHeaders.reason]: capText(reason),
-          [DeadLetterHeaders.code]: code ?? '',
-          [DeadLetterHeaders.attempts]: String(attempts ?? this.message.attempt),
-          [DeadLetterHeaders.source]: this.context.source,
-        },
+        set: deadLetterHeaders(options, {
+          source: this.context.source,
+          attempts: this.message.attempt,
+        }),
         // A dead letter starts a life of its own: attempt 1 on its destination.
         drop: [InternalHeaders.attempt, InternalHeaders.notBefore],
       }),

@@ -1,6 +1,6 @@
 import type { ConsumeMessage, MessageProperties } from 'amqplib';
 import { describe, expect, it } from 'vitest';
-import { attemptOf, capText, copyOptions, InternalHeaders, toIncoming } from './headers.js';
+import { attemptOf, copyOptions, InternalHeaders, toIncoming } from './headers.js';
 
 function message(
   properties: Record<string, unknown> = {},
@@ -157,14 +157,5 @@ describe('copyOptions', () => {
       timestamp: 5,
       headers: { app: 'x', [InternalHeaders.attempt]: 2 },
     });
-  });
-});
-
-describe('capText', () => {
-  it('keeps short text and cuts long text with an ellipsis', () => {
-    expect(capText('short')).toBe('short');
-    const capped = capText('x'.repeat(10_000));
-    expect(capped).toHaveLength(4_096);
-    expect(capped.endsWith('…')).toBe(true);
   });
 });

@@ -1,20 +1,23 @@
-import type { IncomingMessage } from '@idemq/core';
+import { type IncomingMessage, WireNames } from '@idemq/core';
 import type { ConsumeMessage, Message, Options } from 'amqplib';
 import { cloudEventOf } from './cloudEvents.js';
 import type { QueueType } from './options.js';
 
-/** Headers the transport writes for its own bookkeeping; consumers never see them in `headers`. */
+/**
+ * Headers the transport writes for its own bookkeeping (core's wire names); consumers never see
+ * them in `headers`. These are the names RabbitMQ copies carried before core named them too.
+ */
 export const InternalHeaders = {
   /** Attempt number of a copy the transport re-enqueued (retry, release). */
-  attempt: 'x-idemq-attempt',
+  attempt: WireNames.attempt,
   /** The message's ordering key: routing keys change on the way through retry tiers. */
-  key: 'x-idemq-key',
+  key: WireNames.key,
   /** The requestId when it does not fit the 255-byte `messageId` property. */
-  requestId: 'x-idemq-request-id',
+  requestId: WireNames.requestId,
   /** Epoch ms before which a delayed copy must not be handed out (delays beyond every tier). */
-  notBefore: 'x-idemq-not-before',
+  notBefore: WireNames.notBefore,
   /** Epoch ms by which a copy in a retry tier is due back in its queue (see `TierSweeper`). */
-  due: 'x-idemq-due',
+  due: WireNames.due,
 } as const;
 
 const INTERNAL = new Set<string>(Object.values(InternalHeaders));
@@ -159,11 +162,6 @@ export function copyOptions(
   if (typeof p.timestamp === 'number') options.timestamp = p.timestamp;
   if (typeof p.priority === 'number') options.priority = p.priority;
   return options;
-}
-
-/** Caps a header value: amqplib refuses a headers table over 64 KiB. */
-export function capText(text: string, maxChars = 4_096): string {
-  return text.length <= maxChars ? text : `${text.slice(0, maxChars - 1)}…`;
 }
 
 /** AMQP timestamps are POSIX seconds; some publishers write milliseconds. */

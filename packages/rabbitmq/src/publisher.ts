@@ -87,10 +87,9 @@ export class Publisher {
     if (content.byteLength > MAX_MESSAGE_BYTES) {
       // Refused here rather than by a 4.x broker, which closes the channel over it.
       throw new PublishFailedError(
-        'too-large',
-        { exchange: destination, routingKey },
         `The message for "${destination}" is ${content.byteLength} bytes, over the ` +
           `${MAX_MESSAGE_BYTES}-byte limit (maxPayloadBytes)`,
+        { failure: 'too-large', destination, requestId },
       );
     }
     const deadline = performance.now() + this.settings.connectTimeoutMs;

@@ -94,7 +94,7 @@ describe('publishing', () => {
       code: 'IDEMQ_ERR_PUBLISH_FAILED',
       failure: 'unroutable',
       retriable: false,
-      exchange: nowhere,
+      destination: nowhere,
     });
 
     const source = uniqueSource('pub');

@@ -1,4 +1,5 @@
 import type { Message } from '@aws-sdk/client-sqs';
+import { WireNames } from '@idemq/core';
 import { describe, expect, it } from 'vitest';
 import {
   Attributes,
@@ -6,6 +7,7 @@ import {
   deadLetterAttributes,
   decodeWireBody,
   encodeWireBody,
+  FormerAttributes,
   MAX_ATTRIBUTES,
   packAttributes,
   sqsId,
@@ -149,6 +151,63 @@ describe('attributes', () => {
     );
     const copy = deadLetterAttributes(received('x', attributes), { 'x-idemq-code': 'C' });
     expect(unpackMessage(received('x', copy)).headers).toEqual({ a: '1', 'x-idemq-code': 'C' });
+  });
+
+  it("writes core's wire names", () => {
+    const attributes = packAttributes(
+      { requestId: 'r', headers: { a: '1' }, contentType: 'text/plain', key: 'k' },
+      encodeWireBody(Uint8Array.from([0xff])),
+    );
+    expect(Object.keys(attributes).sort()).toEqual(
+      [
+        WireNames.requestId,
+        WireNames.headers,
+        WireNames.contentType,
+        WireNames.key,
+        WireNames.bodyEncoding,
+      ].sort(),
+    );
+  });
+
+  it('reads a message sent before the upgrade, under the former attribute names', () => {
+    const text = (value: string) => ({ DataType: 'String', StringValue: value });
+    const unpacked = unpackMessage(
+      received(Buffer.from([0xff, 0x00]).toString('base64'), {
+        [FormerAttributes.requestId]: text('r-old'),
+        [FormerAttributes.headers]: text('{"a":"1"}'),
+        [FormerAttributes.contentType]: text('application/octet-stream'),
+        [FormerAttributes.key]: text('k'),
+        [FormerAttributes.bodyEncoding]: text('base64'),
+        traceparent: text('00-abc-01'),
+      }),
+    );
+    expect(unpacked).toMatchObject({
+      requestId: 'r-old',
+      foreign: false,
+      contentType: 'application/octet-stream',
+      key: 'k',
+    });
+    // The former names are idemq's own: never handed to the handler as headers.
+    expect(unpacked.headers).toEqual({ a: '1', traceparent: '00-abc-01' });
+    expect(Buffer.from(unpacked.body)).toEqual(Buffer.from([0xff, 0x00]));
+  });
+
+  it('dead-letters a message sent before the upgrade under the current names', () => {
+    const text = (value: string) => ({ DataType: 'String', StringValue: value });
+    const original = received('x', {
+      [FormerAttributes.requestId]: text('r-old'),
+      [FormerAttributes.headers]: text('{"a":"1"}'),
+      [FormerAttributes.key]: text('k'),
+    });
+    const copy = deadLetterAttributes(original, { 'x-idemq-code': 'C' });
+    expect(Object.keys(copy).sort()).toEqual(
+      [Attributes.requestId, Attributes.headers, Attributes.key].sort(),
+    );
+    expect(unpackMessage(received('x', copy))).toMatchObject({
+      requestId: 'r-old',
+      key: 'k',
+      headers: { a: '1', 'x-idemq-code': 'C' },
+    });
   });
 
   it('counts the size as SQS does: body plus each attribute name, type and value', () => {

@@ -1,30 +1,50 @@
 import { createHash } from 'node:crypto';
 import type { Message, MessageAttributeValue } from '@aws-sdk/client-sqs';
-import { type CloudEventIdentity, cloudEventIdentity } from '@idemq/core';
+import { type CloudEventIdentity, cloudEventIdentity, WireNames } from '@idemq/core';
 import { CloudEventsAttributes } from './cloudEvents.js';
 
 /**
- * Message attributes this transport writes. SQS allows 10 per message, so headers are not one
- * attribute each: they travel together as one JSON attribute, and a message carries at most these
- * five whatever the number of headers.
+ * Message attributes this transport writes (core's wire names). SQS allows 10 per message, so
+ * headers are not one attribute each: they travel together as one JSON attribute, and a message
+ * carries at most these five whatever the number of headers.
  */
 export const Attributes = {
+  requestId: WireNames.requestId,
+  headers: WireNames.headers,
+  contentType: WireNames.contentType,
+  key: WireNames.key,
+  bodyEncoding: WireNames.bodyEncoding,
+} as const;
+
+/**
+ * The names these attributes had before core's wire names. Still read, so that a message sent
+ * before an upgrade keeps its requestId, headers, content type, key and body encoding after it.
+ */
+export const FormerAttributes = {
   requestId: 'idemq-request-id',
   headers: 'idemq-headers',
   contentType: 'idemq-content-type',
   key: 'idemq-key',
   bodyEncoding: 'idemq-body-encoding',
-} as const;
+} as const satisfies Record<keyof typeof Attributes, string>;
 
 /** SQS's limit on message attributes per message (quotas-messages). */
 export const MAX_ATTRIBUTES = 10;
 
-const OWN = new Set<string>(Object.values(Attributes));
+const OWN = new Set<string>([...Object.values(Attributes), ...Object.values(FormerAttributes)]);
 
 /** Header a delivery carries when the transport could not decode part of the message. */
-export const DECODE_ERROR_HEADER = 'x-idemq-decode-error';
+export const DECODE_ERROR_HEADER = WireNames.decodeError;
 
 type AttributeMap = Record<string, MessageAttributeValue>;
+
+/** One of this transport's attributes of a received message, under its name or its former one. */
+export function ownAttribute(
+  attributes: Readonly<AttributeMap> | undefined,
+  name: keyof typeof Attributes,
+): MessageAttributeValue | undefined {
+  return attributes?.[Attributes[name]] ?? attributes?.[FormerAttributes[name]];
+}
 
 /** What the transport stores on the wire besides the body. */
 export interface Envelope {
@@ -47,7 +67,7 @@ const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /**
  * Encodes body bytes for SQS. Valid UTF-8 made of allowed characters goes as is (readable in the
- * console, decodable by any consumer); other bytes go as base64 with `idemq-body-encoding`. SQS
+ * console, decodable by any consumer); other bytes go as base64 with `x-idemq-body-encoding`. SQS
  * needs at least one character, so an empty body is a marked placeholder.
  */
 export function encodeWireBody(bytes: Uint8Array): WireBody {
@@ -126,28 +146,31 @@ export function unpackMessage(message: Message): Unpacked {
     if (OWN.has(name) || value.StringValue === undefined) continue;
     headers[name] = value.StringValue;
   }
-  const packed = attributes[Attributes.headers]?.StringValue;
+  const packed = ownAttribute(attributes, 'headers')?.StringValue;
   if (packed !== undefined) {
     const parsed = parseHeaders(packed);
     if (parsed) Object.assign(headers, parsed);
     else problems.push(`${Attributes.headers} is not a JSON object of strings`);
   }
-  const body = decodeWireBody(message.Body ?? '', attributes[Attributes.bodyEncoding]?.StringValue);
+  const body = decodeWireBody(
+    message.Body ?? '',
+    ownAttribute(attributes, 'bodyEncoding')?.StringValue,
+  );
   if (body.error) problems.push(body.error);
   if (problems.length > 0) headers[DECODE_ERROR_HEADER] = problems.join('; ');
-  const requestId = attributes[Attributes.requestId]?.StringValue;
+  const requestId = ownAttribute(attributes, 'requestId')?.StringValue;
   return {
     requestId,
     headers,
     contentType:
-      attributes[Attributes.contentType]?.StringValue ??
+      ownAttribute(attributes, 'contentType')?.StringValue ??
       attributes[CloudEventsAttributes.contentType]?.StringValue ??
       attributes[CloudEventsAttributes.dataContentType]?.StringValue,
     cloudEvent: cloudEventIdentity(
       attributeValue(attributes[CloudEventsAttributes.id]),
       attributeValue(attributes[CloudEventsAttributes.source]),
     ),
-    key: attributes[Attributes.key]?.StringValue,
+    key: ownAttribute(attributes, 'key')?.StringValue,
     body: body.bytes,
     foreign: requestId === undefined,
   };
@@ -172,8 +195,10 @@ function parseHeaders(json: string): Record<string, string> | undefined {
 
 /**
  * The attributes of a dead-letter copy: the original's, with the reason headers merged into the
- * packed headers. Attributes of another producer are folded into the packed headers when keeping
- * them would cross the 10-attribute limit (they read back as the same headers).
+ * packed headers. This transport's own attributes are written under their current names (a
+ * message sent before the upgrade comes out renamed). Attributes of another producer are folded
+ * into the packed headers when keeping them would cross the 10-attribute limit (they read back as
+ * the same headers).
  */
 export function deadLetterAttributes(
   original: Message,
@@ -184,11 +209,14 @@ export function deadLetterAttributes(
   const own: AttributeMap = {};
   const foreign: AttributeMap = {};
   for (const [name, value] of Object.entries(source)) {
-    if (name === Attributes.headers) continue;
-    (OWN.has(name) ? own : foreign)[name] = value;
+    if (!OWN.has(name)) foreign[name] = value;
+  }
+  for (const name of ['requestId', 'contentType', 'key', 'bodyEncoding'] as const) {
+    const value = ownAttribute(source, name);
+    if (value !== undefined) own[Attributes[name]] = value;
   }
   const packedHeaders: Record<string, string> = {};
-  const ownHeaders = source[Attributes.headers]?.StringValue;
+  const ownHeaders = ownAttribute(source, 'headers')?.StringValue;
   const parsed = ownHeaders === undefined ? undefined : parseHeaders(ownHeaders);
   if (parsed) Object.assign(packedHeaders, parsed);
   const keepForeign = Object.keys(own).length + Object.keys(foreign).length + 1 <= MAX_ATTRIBUTES;

@@ -1,11 +1,8 @@
 import { type Message, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import { DeadLetterHeaders, type Logger, type RejectOptions } from '@idemq/core';
-import { Attributes, deadLetterAttributes, sqsId } from './attributes.js';
+import { deadLetterHeaders, type Logger, type RejectOptions } from '@idemq/core';
+import { deadLetterAttributes, ownAttribute, sqsId } from './attributes.js';
 import type { SqsTransportOptions } from './options.js';
 import { deadLetterNameOf, parseQueueArn, type QueueDirectory, type QueueRef } from './queues.js';
-
-/** Reasons are cut to this many characters: a dead letter must never fail for its reason's size. */
-const MAX_REASON_CHARS = 2048;
 
 /**
  * Sends rejected messages to their dead-letter queue: a copy of the original (same body and
@@ -44,15 +41,13 @@ export class DeadLetterRouter {
     options: RejectOptions,
   ): Promise<void> {
     const target = await this.targetOf(queue);
-    const attempts = options.attempts ?? Number(message.Attributes?.ApproximateReceiveCount ?? 1);
-    const attributes = deadLetterAttributes(message, {
-      [DeadLetterHeaders.reason]: options.reason.slice(0, MAX_REASON_CHARS),
-      ...(options.code === undefined ? {} : { [DeadLetterHeaders.code]: options.code }),
-      [DeadLetterHeaders.attempts]: String(attempts),
-      [DeadLetterHeaders.source]: source,
-    });
+    const attempts = Number(message.Attributes?.ApproximateReceiveCount ?? 1);
+    const attributes = deadLetterAttributes(
+      message,
+      deadLetterHeaders(options, { source, attempts }),
+    );
     const fallbackId =
-      message.MessageAttributes?.[Attributes.requestId]?.StringValue ?? message.MessageId ?? '';
+      ownAttribute(message.MessageAttributes, 'requestId')?.StringValue ?? message.MessageId ?? '';
     await this.client.send(
       new SendMessageCommand({
         QueueUrl: target.url,

@@ -1,3 +1,4 @@
+import { PublishFailedError as CorePublishFailedError } from '@idemq/core';
 import { describe, expect, it } from 'vitest';
 import { sqsError } from '../test/fakeClient.js';
 import {
@@ -28,10 +29,12 @@ describe('errors', () => {
     });
     const tooLarge = new PayloadTooLargeError('orders', 300, 200);
     expect(tooLarge).toBeInstanceOf(PublishFailedError);
+    expect(PublishFailedError).toBe(CorePublishFailedError);
     expect(tooLarge).toMatchObject({
       code: 'IDEMQ_ERR_PUBLISH_FAILED',
       retriable: false,
       destination: 'orders',
+      failure: 'too-large',
       bytes: 300,
       maxBytes: 200,
     });

@@ -1,7 +1,7 @@
-import { ErrorCodes, IdemqError, TransportUnavailableError } from '@idemq/core';
+import { ErrorCodes, IdemqError, PublishFailedError, TransportUnavailableError } from '@idemq/core';
 
-/** Core's, so that one check catches it from every adapter. */
-export { TransportUnavailableError };
+/** Core's, so that one check catches them from every adapter. */
+export { PublishFailedError, TransportUnavailableError };
 
 /** The SQS limit on visibility: 12 hours from a message's receive (API_ChangeMessageVisibility). */
 export const MAX_VISIBILITY_MS = 12 * 60 * 60 * 1000;
@@ -24,33 +24,18 @@ export class DelayTooLongError extends IdemqError {
   }
 }
 
-/** SQS did not take a publish (`SendMessage` failed); `retriable` says whether trying later may work. */
-export class PublishFailedError extends IdemqError {
-  readonly destination: string;
-  constructor(
-    destination: string,
-    message: string,
-    options: { cause?: unknown; retriable?: boolean } = {},
-  ) {
-    super(ErrorCodes.PUBLISH_FAILED, message, {
-      retriable: options.retriable ?? false,
-      cause: options.cause,
-    });
-    this.destination = destination;
-  }
-}
-
 /**
  * A message is larger than the queue accepts (body plus message attributes, as SQS counts it).
- * Raised before anything is sent; not retriable.
+ * Raised before anything is sent; not retriable. Core's `PublishFailedError` (`too-large`), with
+ * the sizes.
  */
 export class PayloadTooLargeError extends PublishFailedError {
   readonly bytes: number;
   readonly maxBytes: number;
-  constructor(destination: string, bytes: number, maxBytes: number) {
+  constructor(destination: string, bytes: number, maxBytes: number, requestId?: string) {
     super(
-      destination,
       `Message for ${destination} is ${bytes} bytes (body and attributes), over the ${maxBytes}-byte limit`,
+      { failure: 'too-large', destination, ...(requestId === undefined ? {} : { requestId }) },
     );
     this.bytes = bytes;
     this.maxBytes = maxBytes;

@@ -28,7 +28,7 @@ export interface PublisherDeps {
 
 /**
  * Publishes one message with `SendMessage`:
- * - the requestId (a new UUIDv7 unless given) in the `idemq-request-id` attribute, headers packed
+ * - the requestId (a new UUIDv7 unless given) in the `x-idemq-request-id` attribute, headers packed
  *   into one attribute so the 10-attribute limit never drops any;
  * - FIFO: `MessageGroupId` from the key (the requestId when there is none: no order asked for),
  *   `MessageDeduplicationId` from the requestId, so SQS itself drops a re-publish within its
@@ -58,12 +58,12 @@ export async function publishMessage(
   );
   const size = wireSize(body.text, attributes);
   if (size > deps.maxPayloadBytes) {
-    throw new PayloadTooLargeError(destination, size, deps.maxPayloadBytes);
+    throw new PayloadTooLargeError(destination, size, deps.maxPayloadBytes, requestId);
   }
   const queue = await deps.queueFor(destination);
   const { maxMessageBytes } = await deps.settingsOf(queue);
   if (maxMessageBytes !== undefined && size > maxMessageBytes) {
-    throw new PayloadTooLargeError(destination, size, maxMessageBytes);
+    throw new PayloadTooLargeError(destination, size, maxMessageBytes, requestId);
   }
   const input = {
     QueueUrl: queue.url,
@@ -87,9 +87,8 @@ export async function publishMessage(
       const pauseMs = Math.min(RETRY_MAX_MS, RETRY_MIN_MS * 2 ** (attempt - 1));
       if (!retriable || !deps.isOpen() || performance.now() + pauseMs > deadline) {
         throw new PublishFailedError(
-          destination,
           `SendMessage to ${queue.name} failed: ${describeError(error)}`,
-          { cause: error, retriable },
+          { failure: 'refused', destination, requestId, cause: error, retriable },
         );
       }
       await new Promise((resolve) => setTimeout(resolve, pauseMs));

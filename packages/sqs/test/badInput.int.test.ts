@@ -2,6 +2,7 @@ import { ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { HandlerSpy } from '@idemq/conformance';
 import { createConsumer, DeadLetterHeaders, ErrorCodes, memoryStore } from '@idemq/core';
 import { afterAll, describe, expect, it } from 'vitest';
+import { FormerAttributes } from '../src/attributes.js';
 import { MessageAttributeNames, queueDepth, sqs } from '../src/index.js';
 import { adminClient, clientConfig, QueueFactory, uniqueQueueName } from './helpers.js';
 
@@ -99,6 +100,62 @@ describe('bad input', () => {
       const noId = Messages.find((m) => m.MessageAttributes?.origin?.StringValue === 'no-id');
       expect(noId?.Body).toBe('{"amount":1}');
       expect(await queueDepth(admin, url)).toEqual({ ready: 0, inFlight: 0, delayed: 0 });
+    } finally {
+      await consumer.stop();
+      await transport.close();
+    }
+  });
+  it('reads messages sent before the upgrade, under the former attribute names: one run per id', async () => {
+    const name = uniqueQueueName('former-names');
+    const url = await queues.create(name, { visibilityTimeoutMs: 5_000 });
+    const transport = sqs({ clientConfig, waitTimeMs: 1_000 });
+    const spy = new HandlerSpy({ timeoutMs: 10_000 });
+    const handled: Array<{ requestId: string; headers: Record<string, string>; value: unknown }> =
+      [];
+    const consumer = createConsumer({
+      transport: spy.wrapTransport(transport),
+      store: memoryStore(),
+      source: name,
+      scope: 'former-names',
+      handler: spy.wrapHandler((message) => {
+        handled.push({
+          requestId: message.requestId,
+          headers: { ...message.headers },
+          value: message.value,
+        });
+      }),
+    });
+    spy.watch(consumer);
+    await consumer.start();
+    try {
+      const former = {
+        [FormerAttributes.requestId]: text('before-upgrade'),
+        [FormerAttributes.headers]: text('{"tenant":"a"}'),
+        [FormerAttributes.contentType]: text('application/json'),
+      };
+      await admin.send(
+        new SendMessageCommand({
+          QueueUrl: url,
+          MessageBody: '{"n":1}',
+          MessageAttributes: former,
+        }),
+      );
+      // The same id again, as a publisher retrying: a duplicate, not a message without an id.
+      await admin.send(
+        new SendMessageCommand({
+          QueueUrl: url,
+          MessageBody: '{"n":1}',
+          MessageAttributes: former,
+        }),
+      );
+      await transport.publish(name, { requestId: 'before-upgrade', body: { n: 1 } });
+
+      await spy.waitFor('before-upgrade', 'processed');
+      await spy.waitForCount('duplicate', 2);
+      expect(spy.all('dead-letter')).toEqual([]);
+      expect(handled).toEqual([
+        { requestId: 'before-upgrade', headers: { tenant: 'a' }, value: { n: 1 } },
+      ]);
     } finally {
       await consumer.stop();
       await transport.close();

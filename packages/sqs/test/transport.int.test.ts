@@ -13,6 +13,7 @@ import {
   declareQueue,
   deleteQueue,
   MAX_VISIBILITY_MS,
+  MessageAttributeNames,
   PayloadTooLargeError,
   queueDepth,
   type SqsTransportOptions,
@@ -137,7 +138,7 @@ describe('publish', () => {
     await mapped.publish('orders', { requestId: 'via-map', body: 'x' });
     await mapped.publish(url, { requestId: 'via-url', body: 'x' });
     const ids = (await receiveRaw(url)).map(
-      (m) => m.MessageAttributes?.['idemq-request-id']?.StringValue,
+      (m) => m.MessageAttributes?.[MessageAttributeNames.requestId]?.StringValue,
     );
     expect(ids.sort()).toEqual(['via-map', 'via-url']);
   });
@@ -326,9 +327,9 @@ describe('settlement', () => {
     await transport.publish(name, { requestId: 'rejected', body: 'x' });
     await spy.waitFor('rejected', 'rejected');
     const dead = await receiveRaw((await queues.urlOf(dlq)) ?? '');
-    expect(dead.map((m) => m.MessageAttributes?.['idemq-request-id']?.StringValue)).toEqual([
-      'rejected',
-    ]);
+    expect(
+      dead.map((m) => m.MessageAttributes?.[MessageAttributeNames.requestId]?.StringValue),
+    ).toEqual(['rejected']);
   });
 
   it('native redrive: SQS moves a message received more than maxReceiveCount times', async () => {
@@ -345,9 +346,9 @@ describe('settlement', () => {
       dead = await receiveRaw(dlq, 0);
       if (dead.length === 0) await new Promise((resolve) => setTimeout(resolve, 100));
     }
-    expect(dead.map((m) => m.MessageAttributes?.['idemq-request-id']?.StringValue)).toEqual([
-      'crash-loop',
-    ]);
+    expect(
+      dead.map((m) => m.MessageAttributes?.[MessageAttributeNames.requestId]?.StringValue),
+    ).toEqual(['crash-loop']);
     expect(spy.count('delivered', 'crash-loop')).toBe(2);
   });
 });
@@ -413,7 +414,9 @@ describe('shutdown with long polls', () => {
     expect(spy.count('delivered')).toBe(0);
     // Given back, not hidden for the 30 s visibility: visible again right away.
     const [again] = await receiveRaw(url, 0);
-    expect(again?.MessageAttributes?.['idemq-request-id']?.StringValue).toBe('during-stop');
+    expect(again?.MessageAttributes?.[MessageAttributeNames.requestId]?.StringValue).toBe(
+      'during-stop',
+    );
     expect(again?.Attributes?.ApproximateReceiveCount).toBe('2');
   });
 

@@ -1,4 +1,4 @@
-import { ConsumerStateError } from '../errors/errors.js';
+import { ConsumerStateError } from '../errors/index.js';
 import type { EventHub } from '../observability/events.js';
 import type { Health, Subscription, Transport } from '../transport/Transport.js';
 import type { Dispatcher, StopReport } from './dispatch.js';

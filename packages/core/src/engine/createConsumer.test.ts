@@ -1,7 +1,8 @@
 import diagnostics from 'node:diagnostics_channel';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ErrorCodes } from '../errors/codes.js';
-import { ConsumerStateError, InvalidOptionsError, NonRetriableError } from '../errors/errors.js';
+import { InvalidOptionsError, NonRetriableError } from '../errors/index.js';
+import { ConsumerStateError } from '../errors/usage.js';
 import type { ConsumerEventName, ConsumerEvents } from '../observability/events.js';
 import type { StandardSchemaV1 } from '../options/standardSchema.js';
 import { memoryStore } from '../store/memoryStore.js';

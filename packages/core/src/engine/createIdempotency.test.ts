@@ -4,15 +4,15 @@ import { ErrorCodes } from '../errors/codes.js';
 import {
   HandlerFailedError,
   InvalidOptionsError,
+  InvalidRequestIdError,
   StoreUnavailableError,
-} from '../errors/errors.js';
-import { InvalidRequestIdError } from '../ids/requestId.js';
+} from '../errors/index.js';
+import { ResultNotSerializableError } from '../errors/store.js';
 import { silentLogger } from '../observability/logger.js';
 import { memoryStore } from '../store/memoryStore.js';
 import type { Store } from '../store/Store.js';
 import { faultyStore, manualClock } from '../testing/index.js';
 import { createIdempotency } from './createIdempotency.js';
-import { ResultNotSerializableError } from './serializer.js';
 import type { HandlerContext, IdempotencyOptions } from './types.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

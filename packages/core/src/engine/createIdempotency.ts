@@ -1,5 +1,5 @@
-import { StoreUnavailableError } from '../errors/errors.js';
 import { isIdemqError } from '../errors/IdemqError.js';
+import { StoreUnavailableError } from '../errors/store.js';
 import { validateRequestId } from '../ids/requestId.js';
 import { EventHub } from '../observability/events.js';
 import { silentLogger } from '../observability/logger.js';

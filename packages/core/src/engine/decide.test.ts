@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { ErrorCodes } from '../errors/codes.js';
-import { HandlerFailedError, NonRetriableError, StoreUnavailableError } from '../errors/errors.js';
+import { HandlerFailedError, NonRetriableError, StoreUnavailableError } from '../errors/index.js';
+import { ResultNotSerializableError } from '../errors/store.js';
 import { backoffDelayMs } from './backoff.js';
 import { decide } from './decide.js';
 import type { Execution } from './execute.js';
-import { ResultNotSerializableError } from './serializer.js';
 import type { RetryPolicy } from './types.js';
 
 const policy: Required<RetryPolicy> = {

@@ -1,4 +1,4 @@
-import { toError } from '../errors/errors.js';
+import { toError } from '../errors/index.js';
 import type { EventHub } from '../observability/events.js';
 import type { Delivery } from '../transport/Transport.js';
 

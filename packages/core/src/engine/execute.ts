@@ -1,12 +1,12 @@
 import { ErrorCodes } from '../errors/codes.js';
-import { NonRetriableError, StoreUnavailableError, toError } from '../errors/errors.js';
+import { NonRetriableError, toError } from '../errors/handler.js';
 import { type IdemqError, isIdemqError } from '../errors/IdemqError.js';
+import { ResultNotSerializableError, StoreUnavailableError } from '../errors/store.js';
 import { fingerprint } from '../ids/fingerprint.js';
 import type { ResultOmission, Store, StoredError } from '../store/Store.js';
 import type { AbandonListener, Abandonment } from './abandonment.js';
 import { COMPLETE_TRIES } from './defaults.js';
 import type { HeldClaim, LeaseKeeper, LeaseListener, RenewalScheduler } from './leaseKeeper.js';
-import { ResultNotSerializableError } from './serializer.js';
 import type { HandlerContext, ResultSerializer, RunOptions } from './types.js';
 
 /** The resolved settings `execute` works with. */

@@ -1,6 +1,6 @@
 import { type ErrorCode, ErrorCodes } from '../errors/codes.js';
-import { toError } from '../errors/errors.js';
 import { isIdemqError } from '../errors/IdemqError.js';
+import { toError } from '../errors/index.js';
 import type { EventHub } from '../observability/events.js';
 import type { Delivery } from '../transport/Transport.js';
 import type { Abandonment } from './abandonment.js';

@@ -1,27 +1,11 @@
-import { ErrorCodes } from '../errors/codes.js';
-import { IdemqError, isIdemqError } from '../errors/IdemqError.js';
+import { isIdemqError } from '../errors/IdemqError.js';
+import { InvalidPayloadError, MalformedPayloadError } from '../errors/message.js';
 import { requestIdOfCloudEvent } from '../ids/cloudEvents.js';
-import { InvalidRequestIdError, requestIdFromBytes, validateRequestId } from '../ids/requestId.js';
+import { requestIdFromBytes, validateRequestId } from '../ids/requestId.js';
 import type { StandardSchemaResult, StandardSchemaV1 } from '../options/standardSchema.js';
 import type { IncomingMessage } from '../transport/Transport.js';
 import { decodeByContentType } from './decodeByContentType.js';
 import type { RequestIdSource } from './types.js';
-
-/** The body could not be decoded. */
-export class MalformedPayloadError extends IdemqError {
-  constructor(detail: string, cause?: unknown) {
-    super(ErrorCodes.PAYLOAD_MALFORMED, `Payload could not be decoded: ${detail}`, { cause });
-  }
-}
-
-/** The decoded body failed schema validation; `issues` says where. */
-export class InvalidPayloadError extends IdemqError {
-  readonly issues: readonly string[];
-  constructor(issues: readonly string[]) {
-    super(ErrorCodes.PAYLOAD_INVALID, `Payload failed validation: ${issues.join('; ')}`);
-    this.issues = issues;
-  }
-}
 
 /**
  * The requestId of an incoming message: with `from: 'cloudevents'`, its CloudEvent's
@@ -85,5 +69,3 @@ function validOrThrow<T>(outcome: StandardSchemaResult<T>): T {
   }
   return outcome.value;
 }
-
-export { InvalidRequestIdError };

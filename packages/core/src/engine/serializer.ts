@@ -1,13 +1,5 @@
-import { ErrorCodes } from '../errors/codes.js';
-import { IdemqError } from '../errors/IdemqError.js';
+import { ResultNotSerializableError } from '../errors/store.js';
 import type { ResultSerializer } from './types.js';
-
-/** A result that cannot be stored faithfully (BigInt, a cycle, a function…). */
-export class ResultNotSerializableError extends IdemqError {
-  constructor(detail: string, cause?: unknown) {
-    super(ErrorCodes.RESULT_NOT_SERIALIZABLE, `Result cannot be stored: ${detail}`, { cause });
-  }
-}
 
 /**
  * JSON without a reviver: a stored `{"__proto__": …}` comes back as a plain own property and

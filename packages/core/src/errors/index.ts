@@ -1,16 +1,18 @@
 export { type ErrorCode, ErrorCodes } from './codes.js';
+export { HandlerFailedError, NonRetriableError, toError } from './handler.js';
+export { IdemqError, type IdemqErrorOptions, isIdemqError } from './IdemqError.js';
+export { InvalidPayloadError, InvalidRequestIdError, MalformedPayloadError } from './message.js';
 export {
-  ConsumerStateError,
-  HandlerFailedError,
-  InvalidOptionsError,
-  KeyReuseError,
-  LeaseLostError,
-  MaxAttemptsError,
-  NonRetriableError,
+  ResultNotSerializableError,
   ResultTooLargeError,
   StoreClosedError,
   StoreUnavailableError,
+} from './store.js';
+export {
+  type PublishFailedDetails,
+  PublishFailedError,
+  type PublishFailure,
+  TransportClosedError,
   TransportUnavailableError,
-  toError,
-} from './errors.js';
-export { IdemqError, type IdemqErrorOptions, isIdemqError } from './IdemqError.js';
+} from './transport.js';
+export { ConsumerStateError, InvalidOptionsError } from './usage.js';

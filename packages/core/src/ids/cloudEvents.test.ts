@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ErrorCodes } from '../errors/codes.js';
+import { InvalidRequestIdError } from '../errors/message.js';
 import { cloudEventIdentity, cloudEventsRequestId, requestIdOfCloudEvent } from './cloudEvents.js';
-import { InvalidRequestIdError } from './requestId.js';
 
 describe('cloudEventsRequestId', () => {
   it('joins source and id, prefixed with the byte length of the source', () => {

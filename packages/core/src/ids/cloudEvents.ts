@@ -1,8 +1,8 @@
 import { hash } from 'node:crypto';
 import { ErrorCodes } from '../errors/codes.js';
+import { InvalidRequestIdError } from '../errors/message.js';
 import {
   DEFAULT_MAX_REQUEST_ID_BYTES,
-  InvalidRequestIdError,
   requestIdFromBytes,
   validateRequestId,
 } from './requestId.js';

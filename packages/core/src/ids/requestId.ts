@@ -1,21 +1,8 @@
 import { ErrorCodes } from '../errors/codes.js';
-import { IdemqError } from '../errors/IdemqError.js';
+import { InvalidRequestIdError } from '../errors/message.js';
 
 /** Default upper bound on a requestId, in UTF-8 bytes. */
 export const DEFAULT_MAX_REQUEST_ID_BYTES = 512;
-
-/** A requestId that is missing, empty, not a string, not valid text or too long. */
-export class InvalidRequestIdError extends IdemqError {
-  constructor(
-    code:
-      | typeof ErrorCodes.REQUEST_ID_MISSING
-      | typeof ErrorCodes.REQUEST_ID_INVALID
-      | typeof ErrorCodes.REQUEST_ID_TOO_LONG,
-    message: string,
-  ) {
-    super(code, message, { retriable: false });
-  }
-}
 
 /**
  * Checks a requestId as it came off the wire. Returns it unchanged when valid; throws a typed

@@ -1,4 +1,4 @@
-import { InvalidOptionsError } from '../errors/errors.js';
+import { InvalidOptionsError } from '../errors/usage.js';
 
 /**
  * Collects every problem found in an options object, so the user fixes them all in one go

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { StoreClosedError } from '../errors/errors.js';
+import { StoreClosedError } from '../errors/store.js';
 import { recordKey } from '../ids/recordKey.js';
 import { type Clock, monotonicClock } from '../observability/clock.js';
 import { OptionsCheck } from '../options/OptionsCheck.js';

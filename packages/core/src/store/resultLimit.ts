@@ -1,4 +1,4 @@
-import { ResultTooLargeError } from '../errors/errors.js';
+import { ResultTooLargeError } from '../errors/store.js';
 
 /** Default limit for a stored result, in UTF-8 bytes. */
 export const DEFAULT_MAX_RESULT_BYTES = 64 * 1024;

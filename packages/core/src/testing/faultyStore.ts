@@ -1,4 +1,4 @@
-import { StoreUnavailableError } from '../errors/errors.js';
+import { StoreUnavailableError } from '../errors/store.js';
 import type { Store } from '../store/Store.js';
 
 /** A store wrapper whose outage tests switch on and off. */

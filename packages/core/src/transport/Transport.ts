@@ -139,21 +139,13 @@ export interface RetryOptions {
 }
 
 export interface RejectOptions {
-  /** Human-readable reason, stored in the dead letter's headers. */
+  /** Human-readable reason, stored in the dead letter's headers (see `deadLetterHeaders`). */
   reason: string;
   /** Stable error code (`IDEMQ_ERR_*`) of the cause. */
   code?: string;
   /** Attempts made, as the engine counted them. */
   attempts?: number;
 }
-
-/** Headers every adapter writes on a dead-lettered message. */
-export const DeadLetterHeaders = {
-  reason: 'x-idemq-reason',
-  code: 'x-idemq-code',
-  attempts: 'x-idemq-attempts',
-  source: 'x-idemq-source',
-} as const;
 
 /** Where a delivery's attempt number comes from. */
 export type AttemptSource = 'exact' | 'approximate' | 'emulated';

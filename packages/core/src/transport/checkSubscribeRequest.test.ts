@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { InvalidOptionsError } from '../errors/errors.js';
+import { InvalidOptionsError } from '../errors/index.js';
 import { checkSubscribeRequest } from './checkSubscribeRequest.js';
 import type { SubscribeRequest } from './Transport.js';
 

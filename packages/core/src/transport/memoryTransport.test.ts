@@ -3,8 +3,9 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ErrorCodes } from '../errors/codes.js';
+import { TransportClosedError } from '../errors/transport.js';
 import { memoryBroker } from './memoryBroker.js';
-import { type MemoryTransport, memoryTransport, TransportClosedError } from './memoryTransport.js';
+import { type MemoryTransport, memoryTransport } from './memoryTransport.js';
 import type { Delivery, Subscription } from './Transport.js';
 
 const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -227,6 +228,16 @@ describe('memoryTransport delivery', () => {
     expect(dead?.message.headers['x-idemq-attempts']).toBe('2');
     // No code given: the header is absent rather than empty.
     expect(dead?.message.headers).not.toHaveProperty('x-idemq-code');
+  });
+
+  it('caps a long reason as every transport does', async () => {
+    const t = transport();
+    const q = uniqueQueue();
+    await t.publish(q, { requestId: 'bad-3', body: 'p' });
+    const { waitFor } = await collect(t, q);
+    await (await waitFor(1))[0]!.reject({ reason: 'x'.repeat(10_000) });
+    const [dead] = await (await collect(t, `${q}.dlq`)).waitFor(1);
+    expect(dead?.message.headers['x-idemq-reason']).toHaveLength(4_096);
   });
 
   it('honours a custom deadLetterSuffix', async () => {

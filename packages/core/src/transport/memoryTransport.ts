@@ -1,9 +1,9 @@
-import { ErrorCodes } from '../errors/codes.js';
-import { IdemqError } from '../errors/IdemqError.js';
+import { TransportClosedError } from '../errors/transport.js';
 import { validateRequestId } from '../ids/requestId.js';
 import { uuidv7 } from '../ids/uuidv7.js';
 import { OptionsCheck } from '../options/OptionsCheck.js';
 import { checkSubscribeRequest } from './checkSubscribeRequest.js';
+import { deadLetterHeaders } from './deadLetterHeaders.js';
 import { encodeBody } from './encodeBody.js';
 import {
   type BrokerSubscriber,
@@ -13,16 +13,19 @@ import {
   type QueuedMessage,
   toIncoming,
 } from './memoryBroker.js';
-import { settledDelivery } from './settleOnce.js';
-import {
-  type Capabilities,
-  DeadLetterHeaders,
-  type Health,
-  type OutgoingMessage,
-  type PublishReceipt,
-  type SubscribeRequest,
-  type Subscription,
-  type Transport,
+import { OnceSettlement } from './settleOnce.js';
+import type {
+  Capabilities,
+  Delivery,
+  Health,
+  IncomingMessage,
+  OutgoingMessage,
+  PublishReceipt,
+  RejectOptions,
+  RetryOptions,
+  SubscribeRequest,
+  Subscription,
+  Transport,
 } from './Transport.js';
 
 export interface MemoryTransportOptions {
@@ -46,13 +49,6 @@ export interface MemoryTransport extends Transport {
   readonly broker: MemoryBroker;
   /** Queue depth of one destination and group, like a broker's management API. */
   stats(destination: string, group?: string): MemoryQueueStats;
-}
-
-/** Error raised by operations on a closed transport. */
-export class TransportClosedError extends IdemqError {
-  constructor(name: string) {
-    super(ErrorCodes.TRANSPORT_CLOSED, `The ${name} transport is closed`);
-  }
 }
 
 /**
@@ -155,8 +151,9 @@ class MemorySubscription implements Subscription, BrokerSubscriber {
   readonly maxInFlight: number;
   inFlight = 0;
   fetching = true;
-  private readonly group: string;
-  private readonly unsettled = new Map<QueuedMessage, (countAttempt: boolean) => void>();
+  readonly source: string;
+  readonly group: string;
+  private readonly unsettled = new Set<MemoryDelivery>();
   private ended = false;
   /**
    * Keeps the process alive while the subscription is open, as a broker connection's socket
@@ -165,11 +162,12 @@ class MemorySubscription implements Subscription, BrokerSubscriber {
   private keepAlive: ReturnType<typeof setInterval> | undefined;
 
   constructor(
-    private readonly broker: MemoryBroker,
+    readonly broker: MemoryBroker,
     private readonly request: SubscribeRequest,
-    private readonly settings: SubscriptionSettings,
+    readonly settings: SubscriptionSettings,
   ) {
     this.maxInFlight = request.maxInFlight;
+    this.source = request.source;
     this.group = request.group ?? 'default';
   }
 
@@ -180,66 +178,18 @@ class MemorySubscription implements Subscription, BrokerSubscriber {
 
   deliver(queued: QueuedMessage): void {
     queued.attempts += 1;
-    const { source } = this.request;
-    const { leaseMs } = this.settings;
-    let valid = true;
-    let leaseTimer: NodeJS.Timeout | undefined;
-
-    /** Ends this delivery; `requeue` decides what the broker does with the message. */
-    const finish = (requeue: () => void) => {
-      if (!valid) return;
-      valid = false;
-      if (leaseTimer) clearTimeout(leaseTimer);
-      this.unsettled.delete(queued);
-      this.broker.settled(source, this.group, this);
-      requeue();
-      this.broker.dispatch(source, this.group);
-    };
-    const giveBack = (countAttempt: boolean) => () => {
-      queued.redelivered = true;
-      if (!countAttempt) queued.attempts -= 1;
-      this.broker.requeue(source, this.group, queued);
-    };
-    const armLease = (ms: number) => {
-      if (leaseTimer) clearTimeout(leaseTimer);
-      // Lease lapsed: like an SQS visibility timeout, the message becomes visible again.
-      leaseTimer = setTimeout(() => finish(giveBack(true)), ms);
-      leaseTimer.unref();
-    };
-    if (leaseMs !== undefined) armLease(leaseMs);
-    this.unsettled.set(queued, (countAttempt) => finish(giveBack(countAttempt)));
-
-    const delivery = settledDelivery(toIncoming(queued, source), {
-      isValid: () => valid,
-      ack: async () => finish(() => {}),
-      retry: async ({ delayMs }) =>
-        finish(() => {
-          queued.redelivered = true;
-          this.broker.requeue(source, this.group, queued, delayMs ?? 0);
-        }),
-      reject: async ({ reason, code, attempts }) =>
-        finish(() => {
-          const { stored } = queued;
-          this.broker.publish({
-            ...stored,
-            destination: this.settings.deadLetterDestination,
-            headers: {
-              ...stored.headers,
-              [DeadLetterHeaders.reason]: reason,
-              ...(code === undefined ? {} : { [DeadLetterHeaders.code]: code }),
-              [DeadLetterHeaders.attempts]: String(attempts ?? queued.attempts),
-              [DeadLetterHeaders.source]: source,
-            },
-          });
-        }),
-      release: async () => finish(giveBack(false)),
-      extendLease: async (ms) => {
-        if (leaseMs !== undefined) armLease(ms);
-      },
-    });
-
+    const delivery = new MemoryDelivery(queued, this);
+    this.unsettled.add(delivery);
     // Deliver on a later tick, as a network would: never re-enter the caller's stack.
     queueMicrotask(() => this.request.onDelivery(delivery));
+  }
+
+  /** `delivery` is done: frees its slot, lets `requeue` place the message, hands out the next. */
+  finished(delivery: MemoryDelivery, requeue: () => void): void {
+    this.unsettled.delete(delivery);
+    this.broker.settled(this.source, this.group, this);
+    requeue();
+    this.broker.dispatch(this.source, this.group);
   }
 
   async stop(): Promise<void> {
@@ -263,7 +213,90 @@ class MemorySubscription implements Subscription, BrokerSubscriber {
     this.fetching = false;
     clearInterval(this.keepAlive);
     this.broker.detach(this.request.source, this.group, this);
-    for (const giveBackNow of [...this.unsettled.values()]) giveBackNow(how === 'crash');
+    for (const delivery of [...this.unsettled]) delivery.takeBack(how === 'crash');
     this.settings.onClosed(this);
+  }
+}
+
+/** One delivery: its verbs settle it once, through core's `OnceSettlement`, as every adapter's. */
+class MemoryDelivery extends OnceSettlement implements Delivery {
+  readonly message: IncomingMessage;
+  private valid = true;
+  private leaseTimer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(
+    private readonly queued: QueuedMessage,
+    private readonly owner: MemorySubscription,
+  ) {
+    super();
+    this.message = toIncoming(queued, owner.source);
+    const { leaseMs } = owner.settings;
+    if (leaseMs !== undefined) this.armLease(leaseMs);
+  }
+
+  /** Gives the message back unsettled, as a lost connection does: counted as tried on a crash. */
+  takeBack(countAttempt: boolean): void {
+    this.finish(() => this.giveBack(countAttempt));
+  }
+
+  protected isValid(): boolean {
+    return this.valid;
+  }
+
+  protected async brokerAck(): Promise<boolean> {
+    this.finish(() => {});
+    return true;
+  }
+
+  protected async brokerRetry({ delayMs }: RetryOptions): Promise<boolean> {
+    this.finish(() => {
+      this.queued.redelivered = true;
+      this.owner.broker.requeue(this.owner.source, this.owner.group, this.queued, delayMs ?? 0);
+    });
+    return true;
+  }
+
+  protected async brokerReject(options: RejectOptions): Promise<boolean> {
+    this.finish(() => {
+      const { stored, attempts } = this.queued;
+      const { source } = this.owner;
+      this.owner.broker.publish({
+        ...stored,
+        destination: this.owner.settings.deadLetterDestination,
+        headers: { ...stored.headers, ...deadLetterHeaders(options, { source, attempts }) },
+      });
+    });
+    return true;
+  }
+
+  protected async brokerRelease(): Promise<boolean> {
+    this.finish(() => this.giveBack(false));
+    return true;
+  }
+
+  protected async brokerExtendLease(ms: number): Promise<boolean> {
+    if (this.owner.settings.leaseMs !== undefined) this.armLease(ms);
+    return true;
+  }
+
+  /** Ends this delivery once; `requeue` decides what the broker does with the message. */
+  private finish(requeue: () => void): void {
+    if (!this.valid) return;
+    this.valid = false;
+    if (this.leaseTimer) clearTimeout(this.leaseTimer);
+    this.owner.finished(this, requeue);
+  }
+
+  private giveBack(countAttempt: boolean): void {
+    this.queued.redelivered = true;
+    if (!countAttempt) this.queued.attempts -= 1;
+    this.owner.broker.requeue(this.owner.source, this.owner.group, this.queued);
+  }
+
+  private armLease(ms: number): void {
+    if (this.leaseTimer) clearTimeout(this.leaseTimer);
+    // Lease lapsed: like an SQS visibility timeout, the message becomes visible again.
+    this.leaseTimer = setTimeout(() => this.takeBack(true), ms);
+    this.leaseTimer.unref();
   }
 }

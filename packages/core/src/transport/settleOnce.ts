@@ -1,20 +1,6 @@
-import type { Delivery, IncomingMessage, RejectOptions, RetryOptions } from './Transport.js';
+import type { RejectOptions, RetryOptions } from './Transport.js';
 
-/**
- * The broker calls behind the settlement verbs of one delivery. `settleOnce` marks the delivery
- * settled before the call returns, so a call that throws must leave the message with the broker
- * (requeued, or redelivered with its channel): nobody can settle it again.
- */
-export interface NativeSettlement {
-  ack(): Promise<void>;
-  retry(options: RetryOptions): Promise<void>;
-  reject(options: RejectOptions): Promise<void>;
-  release(): Promise<void>;
-  extendLease(ms: number): Promise<void>;
-  /** False once the delivery can no longer be settled (connection gone, lease lapsed). */
-  isValid(): boolean;
-}
-
+/** The settlement verbs of one delivery, each effective once. */
 export interface Settlement {
   readonly settled: boolean;
   ack(): Promise<boolean>;
@@ -95,60 +81,4 @@ export abstract class OnceSettlement implements Settlement {
       this.onSettled();
     }
   }
-}
-
-/** `OnceSettlement` over a `NativeSettlement`: a broker call that returns counts as done. */
-class NativeBacked extends OnceSettlement {
-  constructor(private readonly native: NativeSettlement) {
-    super();
-  }
-
-  protected isValid(): boolean {
-    return this.native.isValid();
-  }
-
-  protected brokerAck(): Promise<boolean> {
-    return this.native.ack().then(done);
-  }
-
-  protected brokerRetry(options: RetryOptions): Promise<boolean> {
-    return this.native.retry(options).then(done);
-  }
-
-  protected brokerReject(options: RejectOptions): Promise<boolean> {
-    return this.native.reject(options).then(done);
-  }
-
-  protected brokerRelease(): Promise<boolean> {
-    return this.native.release().then(done);
-  }
-
-  protected brokerExtendLease(ms: number): Promise<boolean> {
-    return this.native.extendLease(ms).then(done);
-  }
-}
-
-const done = () => true;
-
-/**
- * Wraps an adapter's broker calls so the first settlement wins and every later one resolves
- * `false` without reaching the broker. Written once here so no adapter re-implements it. The
- * verbs are methods: call them on the settlement (`settlement.ack()`), not detached.
- */
-export function settleOnce(native: NativeSettlement): Settlement {
-  return new NativeBacked(native);
-}
-
-class NativeBackedDelivery extends NativeBacked implements Delivery {
-  constructor(
-    readonly message: IncomingMessage,
-    native: NativeSettlement,
-  ) {
-    super(native);
-  }
-}
-
-/** A delivery of `message` whose verbs go through `settleOnce(native)`. */
-export function settledDelivery(message: IncomingMessage, native: NativeSettlement): Delivery {
-  return new NativeBackedDelivery(message, native);
 }

@@ -1,0 +1,31 @@
+import { ErrorCodes } from './codes.js';
+import { IdemqError } from './IdemqError.js';
+
+/** A requestId that is missing, empty, not a string, not valid text or too long. */
+export class InvalidRequestIdError extends IdemqError {
+  constructor(
+    code:
+      | typeof ErrorCodes.REQUEST_ID_MISSING
+      | typeof ErrorCodes.REQUEST_ID_INVALID
+      | typeof ErrorCodes.REQUEST_ID_TOO_LONG,
+    message: string,
+  ) {
+    super(code, message, { retriable: false });
+  }
+}
+
+/** The body could not be decoded. */
+export class MalformedPayloadError extends IdemqError {
+  constructor(detail: string, cause?: unknown) {
+    super(ErrorCodes.PAYLOAD_MALFORMED, `Payload could not be decoded: ${detail}`, { cause });
+  }
+}
+
+/** The decoded body failed schema validation; `issues` says where. */
+export class InvalidPayloadError extends IdemqError {
+  readonly issues: readonly string[];
+  constructor(issues: readonly string[]) {
+    super(ErrorCodes.PAYLOAD_INVALID, `Payload failed validation: ${issues.join('; ')}`);
+    this.issues = issues;
+  }
+}
