@@ -1,3 +1,4 @@
+// The main entry point: what applications use. Adapter authors' pieces: ./adapter/index.ts.
 // Engine
 export { backoffDelayMs } from './engine/backoff.js';
 export { type Consumer, createConsumer } from './engine/createConsumer.js';
@@ -52,28 +53,17 @@ export {
   StoreUnavailableError,
   TransportClosedError,
   TransportUnavailableError,
-  toError,
 } from './errors/index.js';
 // Ids
-export {
-  type CloudEventIdentity,
-  cloudEventIdentity,
-  cloudEventsRequestId,
-} from './ids/cloudEvents.js';
+export { cloudEventsRequestId } from './ids/cloudEvents.js';
 export { fingerprint } from './ids/fingerprint.js';
-export { recordKey } from './ids/recordKey.js';
-export {
-  DEFAULT_MAX_REQUEST_ID_BYTES,
-  requestIdFromBytes,
-  validateRequestId,
-} from './ids/requestId.js';
+export { DEFAULT_MAX_REQUEST_ID_BYTES } from './ids/requestId.js';
 export { uuidv7 } from './ids/uuidv7.js';
 // Observability
 export { type Clock, monotonicClock } from './observability/clock.js';
 export type { ConsumerEventName, ConsumerEvents } from './observability/events.js';
 export { type Logger, silentLogger } from './observability/logger.js';
 // Options
-export { OptionsCheck } from './options/OptionsCheck.js';
 export type {
   StandardSchemaIssue,
   StandardSchemaResult,
@@ -85,7 +75,7 @@ export {
   type MemoryStoreOptions,
   memoryStore,
 } from './store/memoryStore.js';
-export { assertResultFits, DEFAULT_MAX_RESULT_BYTES } from './store/resultLimit.js';
+export { DEFAULT_MAX_RESULT_BYTES } from './store/resultLimit.js';
 export {
   type ClaimedOutcome,
   type ClaimOutcome,
@@ -103,16 +93,8 @@ export {
   type StoredError,
   type TransitionOutcome,
 } from './store/Store.js';
-// Timing
-export { EarliestTimer } from './timing/earliestTimer.js';
-export { checkSubscribeRequest } from './transport/checkSubscribeRequest.js';
 // Transport
-export {
-  DeadLetterHeaders,
-  deadLetterHeaders,
-  MAX_DEAD_LETTER_REASON_CHARS,
-} from './transport/deadLetterHeaders.js';
-export { encodeBody } from './transport/encodeBody.js';
+export { DeadLetterHeaders } from './transport/deadLetterHeaders.js';
 export {
   MemoryBroker,
   type MemoryQueueStats,
@@ -125,7 +107,6 @@ export {
   type MemoryTransportOptions,
   memoryTransport,
 } from './transport/memoryTransport.js';
-export { OnceSettlement, type Settlement } from './transport/settleOnce.js';
 export type {
   AttemptSource,
   Capabilities,

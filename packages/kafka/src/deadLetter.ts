@@ -1,4 +1,5 @@
-import { deadLetterHeaders, type RejectOptions } from '@idemq/core';
+import type { RejectOptions } from '@idemq/core';
+import { deadLetterHeaders } from '@idemq/core/adapter';
 import type { FetchedMessage, ProducedRecord } from './client.js';
 import { copyHeaders, KafkaHeaders } from './headers.js';
 

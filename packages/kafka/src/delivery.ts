@@ -1,10 +1,5 @@
-import {
-  type Delivery,
-  type IncomingMessage,
-  OnceSettlement,
-  type RejectOptions,
-  type RetryOptions,
-} from '@idemq/core';
+import type { Delivery, IncomingMessage, RejectOptions, RetryOptions } from '@idemq/core';
+import { OnceSettlement } from '@idemq/core/adapter';
 import { readHeaders } from './headers.js';
 import type { LaneMessage, PartitionLane } from './partitionWorker.js';
 

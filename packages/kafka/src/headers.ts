@@ -1,9 +1,9 @@
+import { WireNames } from '@idemq/core';
 import {
   type CloudEventIdentity,
   cloudEventIdentity,
   requestIdFromBytes,
-  WireNames,
-} from '@idemq/core';
+} from '@idemq/core/adapter';
 import type { HeaderValue, ProducedHeaderValue } from './client.js';
 import { CloudEventsHeaders } from './cloudEvents.js';
 

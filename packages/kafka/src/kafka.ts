@@ -1,8 +1,6 @@
 import {
   type Capabilities,
-  checkSubscribeRequest,
   type Logger,
-  OptionsCheck,
   type OutgoingMessage,
   type PublishReceipt,
   type SubscribeRequest,
@@ -11,6 +9,7 @@ import {
   type Transport,
   TransportClosedError,
 } from '@idemq/core';
+import { checkSubscribeRequest, OptionsCheck } from '@idemq/core/adapter';
 import type { Kafka } from 'kafkajs';
 import type { AdminClient, KafkaClient, ProducerClient } from './client.js';
 import { assertRecordFits } from './errors.js';

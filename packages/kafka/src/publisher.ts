@@ -1,4 +1,5 @@
-import { encodeBody, type OutgoingMessage, uuidv7, validateRequestId } from '@idemq/core';
+import { type OutgoingMessage, uuidv7 } from '@idemq/core';
+import { encodeBody, validateRequestId } from '@idemq/core/adapter';
 import type { ProducedRecord } from './client.js';
 import { writeHeaders } from './headers.js';
 

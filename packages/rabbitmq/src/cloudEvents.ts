@@ -1,4 +1,4 @@
-import { type CloudEventIdentity, cloudEventIdentity } from '@idemq/core';
+import { type CloudEventIdentity, cloudEventIdentity } from '@idemq/core/adapter';
 
 /**
  * Application properties (headers, in AMQP 0-9-1) of a CloudEvent in binary mode, per the

@@ -1,4 +1,4 @@
-import { EarliestTimer } from '@idemq/core';
+import { EarliestTimer } from '@idemq/core/adapter';
 import type { ConfirmChannel, Message, Options } from 'amqplib';
 import { PublishFailedError } from './errors.js';
 import { InternalHeaders } from './headers.js';

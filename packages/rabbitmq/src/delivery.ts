@@ -1,11 +1,5 @@
-import {
-  type Delivery,
-  deadLetterHeaders,
-  type IncomingMessage,
-  OnceSettlement,
-  type RejectOptions,
-  type RetryOptions,
-} from '@idemq/core';
+import type { Delivery, IncomingMessage, RejectOptions, RetryOptions } from '@idemq/core';
+import { deadLetterHeaders, OnceSettlement } from '@idemq/core/adapter';
 import type { ConsumeMessage, Options } from 'amqplib';
 import type { ChannelAcks } from './acks.js';
 import type { ConfirmTracker } from './confirms.js';

@@ -1,4 +1,5 @@
-import { type Logger, OptionsCheck, silentLogger } from '@idemq/core';
+import { type Logger, silentLogger } from '@idemq/core';
+import { OptionsCheck } from '@idemq/core/adapter';
 import type { ChannelModel, Options } from 'amqplib';
 
 /** The two queue types this transport declares and consumes. */

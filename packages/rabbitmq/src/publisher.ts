@@ -1,11 +1,10 @@
 import {
-  encodeBody,
   type OutgoingMessage,
   type PublishReceipt,
   TransportClosedError,
   uuidv7,
-  validateRequestId,
 } from '@idemq/core';
+import { encodeBody, validateRequestId } from '@idemq/core/adapter';
 import type { Options } from 'amqplib';
 import { ConfirmTracker } from './confirms.js';
 import {

@@ -1,7 +1,5 @@
 import {
   type Capabilities,
-  checkSubscribeRequest,
-  OptionsCheck,
   type OutgoingMessage,
   type PublishReceipt,
   type SubscribeRequest,
@@ -9,6 +7,7 @@ import {
   type Transport,
   TransportClosedError,
 } from '@idemq/core';
+import { checkSubscribeRequest, OptionsCheck } from '@idemq/core/adapter';
 import amqplib from 'amqplib';
 import { Connector } from './connection.js';
 import { DEFAULT_GROUP, type QueueType, type RabbitmqOptions, resolveOptions } from './options.js';

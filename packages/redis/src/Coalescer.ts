@@ -1,4 +1,5 @@
-import { EarliestTimer, StoreUnavailableError } from '@idemq/core';
+import { StoreUnavailableError } from '@idemq/core';
+import { EarliestTimer } from '@idemq/core/adapter';
 import { storeError } from './errors.js';
 import type { ScriptRunner } from './ScriptRunner.js';
 import type { ScriptName } from './scripts.js';

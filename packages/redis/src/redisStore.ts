@@ -1,16 +1,14 @@
 import {
-  assertResultFits,
   type ClaimOutcome,
   type ClaimRequest,
   DEFAULT_MAX_RESULT_BYTES,
   type Logger,
-  OptionsCheck,
-  recordKey,
   type Store,
   StoreClosedError,
   silentLogger,
   type TransitionOutcome,
 } from '@idemq/core';
+import { assertResultFits, OptionsCheck, recordKey } from '@idemq/core/adapter';
 import { Redis } from 'ioredis';
 import { Coalescer } from './Coalescer.js';
 import { claimWaves } from './claimWaves.js';

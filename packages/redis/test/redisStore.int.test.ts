@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { AddressInfo, Socket } from 'node:net';
 import { createServer } from 'node:net';
-import { createIdempotency, ErrorCodes, type IdemqError, recordKey } from '@idemq/core';
+import { createIdempotency, ErrorCodes, type IdemqError } from '@idemq/core';
+import { recordKey } from '@idemq/core/adapter';
 import { type Cluster, Redis } from 'ioredis';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { keySlot, type RedisStore, redisStore } from '../src/index.js';

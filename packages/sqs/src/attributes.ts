@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Message, MessageAttributeValue } from '@aws-sdk/client-sqs';
-import { type CloudEventIdentity, cloudEventIdentity, WireNames } from '@idemq/core';
+import { WireNames } from '@idemq/core';
+import { type CloudEventIdentity, cloudEventIdentity } from '@idemq/core/adapter';
 import { CloudEventsAttributes } from './cloudEvents.js';
 
 /**

@@ -1,5 +1,6 @@
 import { type Message, SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import { deadLetterHeaders, type Logger, type RejectOptions } from '@idemq/core';
+import type { Logger, RejectOptions } from '@idemq/core';
+import { deadLetterHeaders } from '@idemq/core/adapter';
 import { deadLetterAttributes, ownAttribute, sqsId } from './attributes.js';
 import type { SqsTransportOptions } from './options.js';
 import { deadLetterNameOf, parseQueueArn, type QueueDirectory, type QueueRef } from './queues.js';

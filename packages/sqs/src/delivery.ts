@@ -1,11 +1,6 @@
 import type { Message, SQSClient } from '@aws-sdk/client-sqs';
-import {
-  type Delivery,
-  type IncomingMessage,
-  OnceSettlement,
-  type RejectOptions,
-  type RetryOptions,
-} from '@idemq/core';
+import type { Delivery, IncomingMessage, RejectOptions, RetryOptions } from '@idemq/core';
+import { OnceSettlement } from '@idemq/core/adapter';
 import { unpackMessage } from './attributes.js';
 import type { DeleteBatcher } from './deleteBatcher.js';
 import { DelayTooLongError, MAX_VISIBILITY_MS } from './errors.js';

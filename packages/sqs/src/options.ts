@@ -1,5 +1,6 @@
 import type { SQSClient, SQSClientConfig } from '@aws-sdk/client-sqs';
-import { type Logger, OptionsCheck } from '@idemq/core';
+import type { Logger } from '@idemq/core';
+import { OptionsCheck } from '@idemq/core/adapter';
 import { MAX_VISIBILITY_MS } from './errors.js';
 
 /** Options of {@link sqs}. Durations are milliseconds; SQS counts whole seconds, so they are too. */

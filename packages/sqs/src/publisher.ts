@@ -1,11 +1,6 @@
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
-import {
-  encodeBody,
-  type OutgoingMessage,
-  type PublishReceipt,
-  uuidv7,
-  validateRequestId,
-} from '@idemq/core';
+import { type OutgoingMessage, type PublishReceipt, uuidv7 } from '@idemq/core';
+import { encodeBody, validateRequestId } from '@idemq/core/adapter';
 import { encodeWireBody, packAttributes, sqsId, wireSize } from './attributes.js';
 import { describeError, isTransient, PayloadTooLargeError, PublishFailedError } from './errors.js';
 import type { QueueRef, QueueSettings } from './queues.js';

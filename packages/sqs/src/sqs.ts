@@ -1,7 +1,6 @@
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import {
   type Capabilities,
-  checkSubscribeRequest,
   InvalidOptionsError,
   type OutgoingMessage,
   type PublishReceipt,
@@ -11,6 +10,7 @@ import {
   type Transport,
   TransportClosedError,
 } from '@idemq/core';
+import { checkSubscribeRequest } from '@idemq/core/adapter';
 import { openClient } from './client.js';
 import { DeadLetterRouter } from './deadLetters.js';
 import { DeleteBatcher } from './deleteBatcher.js';
