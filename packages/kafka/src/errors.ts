@@ -84,3 +84,27 @@ export function isCoordinatorInTransition(error: unknown): boolean {
   }
   return false;
 }
+
+/** kafkajs's names for a broker that cannot be reached or stopped answering. */
+const UNREACHABLE = new Set([
+  'KafkaJSConnectionError',
+  'KafkaJSConnectionClosedError',
+  'KafkaJSRequestTimeoutError',
+  'KafkaJSBrokerNotFound',
+]);
+
+/**
+ * What a failed publish throws: a broker kafkajs could not reach, once its own retries are spent,
+ * as a retriable `TransportUnavailableError` naming the brokers and the cause; anything else as
+ * it came.
+ */
+export function publishError(error: unknown, brokers: readonly string[] | undefined): unknown {
+  for (let cause = error; cause instanceof Error; cause = cause.cause) {
+    if (!UNREACHABLE.has(cause.name)) continue;
+    const where = brokers === undefined ? '' : ` at ${brokers.join(', ')}`;
+    return new TransportUnavailableError(`Kafka${where} could not be reached: ${cause.message}`, {
+      cause: error,
+    });
+  }
+  return error;
+}

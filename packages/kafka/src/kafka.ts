@@ -13,7 +13,7 @@ import {
 } from '@idemq/core';
 import type { Kafka } from 'kafkajs';
 import type { AdminClient, KafkaClient, ProducerClient } from './client.js';
-import { assertRecordFits } from './errors.js';
+import { assertRecordFits, publishError } from './errors.js';
 import { KafkaHeaders } from './headers.js';
 import { createKafkajs, kafkajsClient } from './kafkajsClient.js';
 import { publishedRecord } from './publisher.js';
@@ -233,7 +233,11 @@ export function kafka(options: KafkaTransportOptions): KafkaTransport {
       assertOpen();
       const { record, requestId } = publishedRecord(message, settings.requestIdHeader);
       assertRecordFits(destination, record, settings.maxPayloadBytes);
-      await getProducer().send(destination, [record]);
+      try {
+        await getProducer().send(destination, [record]);
+      } catch (error) {
+        throw publishError(error, options.brokers);
+      }
       return { requestId };
     },
 
@@ -337,14 +341,19 @@ function checkOptions(options: KafkaTransportOptions): void {
     check.expect(false, 'options must be an object').done();
   }
   const given = [options.brokers, options.kafka, options.client].filter((v) => v !== undefined);
+  const badBrokers = Array.isArray(options.brokers)
+    ? options.brokers.filter((broker) => !isHostPort(broker))
+    : [];
   check
     .expect(given.length === 1, 'give exactly one of brokers, kafka or client')
     .expect(
       options.brokers === undefined ||
-        (Array.isArray(options.brokers) &&
-          options.brokers.length > 0 &&
-          options.brokers.every((broker) => typeof broker === 'string' && broker.length > 0)),
+        (Array.isArray(options.brokers) && options.brokers.length > 0),
       'brokers must be a non-empty array of host:port strings',
+    )
+    .expect(
+      badBrokers.length === 0,
+      `brokers must be host:port strings (no scheme), got ${badBrokers.map((b) => JSON.stringify(b)).join(', ')}`,
     )
     .text('clientId', options.clientId, true)
     .fn('groupId', options.groupId, true)
@@ -372,6 +381,13 @@ function checkOptions(options: KafkaTransportOptions): void {
       'retryTopicSuffix and deadLetterSuffix must differ',
     )
     .done();
+}
+
+/** `host:port` or `[ipv6]:port`, as kafkajs expects a bootstrap broker. */
+function isHostPort(broker: unknown): boolean {
+  if (typeof broker !== 'string') return false;
+  const match = /^(?:\[[0-9A-Fa-f:.]+\]|[^\s:/[\]@]+):(\d{1,5})$/.exec(broker);
+  return match !== null && Number(match[1]) >= 1 && Number(match[1]) <= 65_535;
 }
 
 function definedOnly<O extends object>(value: O): Partial<O> {
