@@ -39,6 +39,7 @@ export {
   LeaseLostError,
   MaxAttemptsError,
   NonRetriableError,
+  PayloadNotFingerprintableError,
   ResultTooLargeError,
   StoreClosedError,
   StoreUnavailableError,
@@ -46,7 +47,7 @@ export {
   toError,
 } from './errors/index.js';
 // Ids
-export { fingerprint } from './ids/fingerprint.js';
+export { type FingerprintablePayload, fingerprint } from './ids/fingerprint.js';
 export { recordKey } from './ids/recordKey.js';
 export {
   DEFAULT_MAX_REQUEST_ID_BYTES,

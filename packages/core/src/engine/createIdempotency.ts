@@ -1,6 +1,7 @@
+import { ErrorCodes } from '../errors/codes.js';
 import { StoreUnavailableError } from '../errors/errors.js';
 import { isIdemqError } from '../errors/IdemqError.js';
-import { validateRequestId } from '../ids/requestId.js';
+import { InvalidRequestIdError, validateRequestId } from '../ids/requestId.js';
 import { silentLogger } from '../observability/logger.js';
 import { OptionsCheck } from '../options/OptionsCheck.js';
 import { IDEMPOTENCY_DEFAULTS } from './defaults.js';
@@ -16,8 +17,9 @@ export interface Idempotency {
    * completed: fn not run, stored result if any), `in-progress` (another owner holds the
    * lease), `key-reuse` (same id, different payload) or `lease-lost` (fn ran but another owner
    * took over, its result is not recorded). Rejects with fn's own error after recording the
-   * failure, with a typed error for a bad requestId, and with `StoreUnavailableError` when the
-   * store is down (unless `onStoreError: 'process'`).
+   * failure, with a typed error for a bad requestId (`InvalidRequestIdError`) or a payload that
+   * cannot be fingerprinted (`PayloadNotFingerprintableError`), and with `StoreUnavailableError`
+   * when the store is down (unless `onStoreError: 'process'`).
    */
   run<R>(
     requestId: string,
@@ -53,7 +55,7 @@ export function createIdempotency(options: IdempotencyOptions): Idempotency {
 
   return {
     async run(requestId, fn, runOptions = {}) {
-      validateRequestId(requestId, maxRequestIdBytes);
+      checkKey(requestId, maxRequestIdBytes);
       const execution = await execute(settings, requestId, fn, runOptions);
       switch (execution.kind) {
         case 'processed':
@@ -92,4 +94,20 @@ export function createIdempotency(options: IdempotencyOptions): Idempotency {
       }
     },
   };
+}
+
+/** The requestId check, worded for a route author: a missing key is theirs, not a message's. */
+function checkKey(requestId: unknown, maxBytes: number): void {
+  try {
+    validateRequestId(requestId, maxBytes);
+  } catch (error) {
+    if (error instanceof InvalidRequestIdError && error.code === ErrorCodes.REQUEST_ID_MISSING) {
+      const got = typeof requestId === 'string' ? JSON.stringify(requestId) : String(requestId);
+      throw new InvalidRequestIdError(
+        ErrorCodes.REQUEST_ID_MISSING,
+        `run() needs an idempotency key (requestId); got ${got}`,
+      );
+    }
+    throw error;
+  }
 }

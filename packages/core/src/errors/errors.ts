@@ -67,6 +67,24 @@ export class KeyReuseError extends IdemqError {
   }
 }
 
+/**
+ * A payload given to `run()` that `fingerprint` cannot encode canonically (a BigInt, a function,
+ * a cycle, a `Date` or other non-plain object, a number that is not finite). `path` says where,
+ * as in `payload.items[2].price`. Nothing was claimed or run.
+ */
+export class PayloadNotFingerprintableError extends IdemqError {
+  readonly path: string;
+  constructor(path: string, what: string) {
+    super(
+      ErrorCodes.PAYLOAD_NOT_FINGERPRINTABLE,
+      `Cannot fingerprint the payload: ${path} is ${what}. Pass plain objects, arrays, strings, ` +
+        'finite numbers, booleans and null (JSON values), or the payload as a string or bytes',
+      { retriable: false },
+    );
+    this.path = path;
+  }
+}
+
 /** A handler threw something that is not an Error; the thrown value is kept as `cause`. */
 export class HandlerFailedError extends IdemqError {
   constructor(thrown: unknown) {

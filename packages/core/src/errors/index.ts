@@ -6,6 +6,7 @@ export {
   LeaseLostError,
   MaxAttemptsError,
   NonRetriableError,
+  PayloadNotFingerprintableError,
   ResultTooLargeError,
   StoreClosedError,
   StoreUnavailableError,
