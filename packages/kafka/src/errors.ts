@@ -94,11 +94,12 @@ const UNREACHABLE = new Set([
 ]);
 
 /**
- * What a failed publish throws: a broker kafkajs could not reach, once its own retries are spent,
- * as a retriable `TransportUnavailableError` naming the brokers and the cause; anything else as
- * it came.
+ * What a failed publish or subscribe throws: a broker kafkajs could not reach, once its own
+ * retries are spent, as a retriable `TransportUnavailableError` naming the brokers and the cause;
+ * anything else, typed errors of the transport included, as it came.
  */
-export function publishError(error: unknown, brokers: readonly string[] | undefined): unknown {
+export function unreachableError(error: unknown, brokers: readonly string[] | undefined): unknown {
+  if (error instanceof IdemqError) return error; // already typed (and worded) by the transport
   for (let cause = error; cause instanceof Error; cause = cause.cause) {
     if (!UNREACHABLE.has(cause.name)) continue;
     const where = brokers === undefined ? '' : ` at ${brokers.join(', ')}`;

@@ -13,7 +13,7 @@ import {
 } from '@idemq/core';
 import type { Kafka } from 'kafkajs';
 import type { AdminClient, KafkaClient, ProducerClient } from './client.js';
-import { assertRecordFits, publishError } from './errors.js';
+import { assertRecordFits, unreachableError } from './errors.js';
 import { KafkaHeaders } from './headers.js';
 import { createKafkajs, kafkajsClient } from './kafkajsClient.js';
 import { publishedRecord } from './publisher.js';
@@ -236,7 +236,7 @@ export function kafka(options: KafkaTransportOptions): KafkaTransport {
       try {
         await getProducer().send(destination, [record]);
       } catch (error) {
-        throw publishError(error, options.brokers);
+        throw unreachableError(error, options.brokers);
       }
       return { requestId };
     },
@@ -250,7 +250,11 @@ export function kafka(options: KafkaTransportOptions): KafkaTransport {
         settings.retryMode === 'topic'
           ? retryTopicOf(source, settings.retryTopicSuffix)
           : undefined;
-      if (retryTopic && settings.createRetryTopics) await ensureRetryTopic(source, retryTopic);
+      if (retryTopic && settings.createRetryTopics) {
+        await ensureRetryTopic(source, retryTopic).catch((error: unknown) => {
+          throw unreachableError(error, options.brokers);
+        });
+      }
       const subscription = new KafkaSubscription(
         request,
         {
@@ -283,7 +287,7 @@ export function kafka(options: KafkaTransportOptions): KafkaTransport {
         await subscription.open();
       } catch (error) {
         subscriptions.delete(subscription);
-        throw error;
+        throw unreachableError(error, options.brokers);
       }
       return subscription;
     },

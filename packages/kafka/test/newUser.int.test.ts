@@ -1,7 +1,8 @@
 import { fileURLToPath } from 'node:url';
-import { ErrorCodes } from '@idemq/core';
+import { ErrorCodes, TransportUnavailableError } from '@idemq/core';
 import { freePort, runScript } from '@idemq/services';
 import { describe, expect, it } from 'vitest';
+import { kafka } from '../src/index.js';
 
 const packageDir = fileURLToPath(new URL('..', import.meta.url));
 
@@ -21,4 +22,21 @@ describe('what a new user meets with a broker that is not there', () => {
     expect(outcome.stderr).toContain(`Kafka at 127.0.0.1:${port} could not be reached`);
     expect(outcome.stderr).toContain('ECONNREFUSED');
   }, 70_000);
+
+  it('a subscribe to a closed port rejects with the same typed error', async () => {
+    const port = await freePort();
+    const transport = kafka({ brokers: [`127.0.0.1:${port}`] });
+    const error = await transport
+      .subscribe({ source: 'payments', maxInFlight: 1, onDelivery: () => {} })
+      .then(
+        () => undefined,
+        (thrown: unknown) => thrown,
+      );
+    await transport.close();
+    expect(error).toBeInstanceOf(TransportUnavailableError);
+    expect(error).toMatchObject({ code: ErrorCodes.TRANSPORT_UNAVAILABLE, retriable: true });
+    expect((error as Error).message).toMatch(
+      new RegExp(`^Kafka at 127\\.0\\.0\\.1:${port} could not be reached: .*ECONNREFUSED`),
+    );
+  }, 60_000);
 });
