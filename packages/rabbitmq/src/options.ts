@@ -261,7 +261,7 @@ function urlProblem(url: RabbitmqOptions['url']): string | undefined {
 }
 
 /** `host:port` of a (checked) url, without the credentials it may hold. */
-export function brokerEndpoint(url: string | Options.Connect): string {
+function brokerEndpoint(url: string | Options.Connect): string {
   if (typeof url === 'string') {
     const parsed = new URL(url);
     return `${parsed.hostname}:${parsed.port || AMQP_PORTS[parsed.protocol]}`;
