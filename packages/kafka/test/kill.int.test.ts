@@ -17,7 +17,7 @@ const MESSAGES = 60;
 function startChild(
   config: LedgerConsumerConfig,
 ): Promise<{ child: ChildProcess; blocked: string }> {
-  const child = spawn(process.execPath, ['--import', './register-ts.mjs', 'killChild.ts'], {
+  const child = spawn(process.execPath, ['--import', '@idemq/services/register-ts', 'killChild.ts'], {
     cwd: fixtures,
     env: { ...process.env, IDEMQ_KILL_CONFIG: JSON.stringify(config) },
     stdio: ['ignore', 'pipe', 'inherit'],
