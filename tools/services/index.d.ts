@@ -116,6 +116,26 @@ export declare class ServiceError extends Error {
   readonly hint: string | undefined;
 }
 
+/** How a script run by `runScript` ended. */
+export interface ScriptOutcome {
+  /** Exit code; `null` when killed (after the timeout). */
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  elapsedMs: number;
+  timedOut: boolean;
+}
+
+/**
+ * Runs `source` as an ES module in a new Node process, as a user's short script would run, from
+ * `cwd` (relative imports resolve there, and may name `.ts` sources). Resolves once it exited,
+ * or after `timeoutMs` (default 60 s), when it is killed and `timedOut` is true.
+ */
+export declare function runScript(
+  source: string,
+  options: { cwd: string; timeoutMs?: number; env?: NodeJS.ProcessEnv },
+): Promise<ScriptOutcome>;
+
 /** A TCP port free on 127.0.0.1 right now. */
 export declare function freePort(): Promise<number>;
 

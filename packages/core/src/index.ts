@@ -44,6 +44,7 @@ export {
   isIdemqError,
   MalformedPayloadError,
   NonRetriableError,
+  PayloadNotFingerprintableError,
   type PublishFailedDetails,
   PublishFailedError,
   type PublishFailure,
@@ -56,7 +57,7 @@ export {
 } from './errors/index.js';
 // Ids
 export { cloudEventsRequestId } from './ids/cloudEvents.js';
-export { fingerprint } from './ids/fingerprint.js';
+export { type FingerprintablePayload, fingerprint } from './ids/fingerprint.js';
 export { DEFAULT_MAX_REQUEST_ID_BYTES } from './ids/requestId.js';
 export { uuidv7 } from './ids/uuidv7.js';
 // Observability

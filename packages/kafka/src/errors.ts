@@ -1,4 +1,4 @@
-import { PublishFailedError, TransportUnavailableError } from '@idemq/core';
+import { IdemqError, PublishFailedError, TransportUnavailableError } from '@idemq/core';
 import type { ProducedRecord } from './client.js';
 
 /** Core's, so that one check catches them from every adapter. */
@@ -79,4 +79,29 @@ export function isCoordinatorInTransition(error: unknown): boolean {
     if (typeof type === 'string' && COORDINATOR_IN_TRANSITION.has(type)) return true;
   }
   return false;
+}
+
+/** kafkajs's names for a broker that cannot be reached or stopped answering. */
+const UNREACHABLE = new Set([
+  'KafkaJSConnectionError',
+  'KafkaJSConnectionClosedError',
+  'KafkaJSRequestTimeoutError',
+  'KafkaJSBrokerNotFound',
+]);
+
+/**
+ * What a failed publish or subscribe throws: a broker kafkajs could not reach, once its own
+ * retries are spent, as a retriable `TransportUnavailableError` naming the brokers and the cause;
+ * anything else, typed errors of the transport included, as it came.
+ */
+export function unreachableError(error: unknown, brokers: readonly string[] | undefined): unknown {
+  if (error instanceof IdemqError) return error; // already typed (and worded) by the transport
+  for (let cause = error; cause instanceof Error; cause = cause.cause) {
+    if (!UNREACHABLE.has(cause.name)) continue;
+    const where = brokers === undefined ? '' : ` at ${brokers.join(', ')}`;
+    return new TransportUnavailableError(`Kafka${where} could not be reached: ${cause.message}`, {
+      cause: error,
+    });
+  }
+  return error;
 }

@@ -12,7 +12,7 @@ import {
 import { checkSubscribeRequest, OptionsCheck } from '@idemq/core/adapter';
 import type { Kafka } from 'kafkajs';
 import type { AdminClient, KafkaClient, ProducerClient } from './client.js';
-import { assertRecordFits } from './errors.js';
+import { assertRecordFits, unreachableError } from './errors.js';
 import { KafkaHeaders } from './headers.js';
 import { createKafkajs, kafkajsClient } from './kafkajsClient.js';
 import { publishedRecord } from './publisher.js';
@@ -232,7 +232,11 @@ export function kafka(options: KafkaTransportOptions): KafkaTransport {
       assertOpen();
       const { record, requestId } = publishedRecord(message, settings.requestIdHeader);
       assertRecordFits(destination, record, settings.maxPayloadBytes, requestId);
-      await getProducer().send(destination, [record]);
+      try {
+        await getProducer().send(destination, [record]);
+      } catch (error) {
+        throw unreachableError(error, options.brokers);
+      }
       return { requestId };
     },
 
@@ -245,7 +249,11 @@ export function kafka(options: KafkaTransportOptions): KafkaTransport {
         settings.retryMode === 'topic'
           ? retryTopicOf(source, settings.retryTopicSuffix)
           : undefined;
-      if (retryTopic && settings.createRetryTopics) await ensureRetryTopic(source, retryTopic);
+      if (retryTopic && settings.createRetryTopics) {
+        await ensureRetryTopic(source, retryTopic).catch((error: unknown) => {
+          throw unreachableError(error, options.brokers);
+        });
+      }
       const subscription = new KafkaSubscription(
         request,
         {
@@ -278,7 +286,7 @@ export function kafka(options: KafkaTransportOptions): KafkaTransport {
         await subscription.open();
       } catch (error) {
         subscriptions.delete(subscription);
-        throw error;
+        throw unreachableError(error, options.brokers);
       }
       return subscription;
     },
@@ -336,14 +344,19 @@ function checkOptions(options: KafkaTransportOptions): void {
     check.expect(false, 'options must be an object').done();
   }
   const given = [options.brokers, options.kafka, options.client].filter((v) => v !== undefined);
+  const badBrokers = Array.isArray(options.brokers)
+    ? options.brokers.filter((broker) => !isHostPort(broker))
+    : [];
   check
     .expect(given.length === 1, 'give exactly one of brokers, kafka or client')
     .expect(
       options.brokers === undefined ||
-        (Array.isArray(options.brokers) &&
-          options.brokers.length > 0 &&
-          options.brokers.every((broker) => typeof broker === 'string' && broker.length > 0)),
+        (Array.isArray(options.brokers) && options.brokers.length > 0),
       'brokers must be a non-empty array of host:port strings',
+    )
+    .expect(
+      badBrokers.length === 0,
+      `brokers must be host:port strings (no scheme), got ${badBrokers.map((b) => JSON.stringify(b)).join(', ')}`,
     )
     .text('clientId', options.clientId, true)
     .fn('groupId', options.groupId, true)
@@ -371,6 +384,13 @@ function checkOptions(options: KafkaTransportOptions): void {
       'retryTopicSuffix and deadLetterSuffix must differ',
     )
     .done();
+}
+
+/** `host:port` or `[ipv6]:port`, as kafkajs expects a bootstrap broker. */
+function isHostPort(broker: unknown): boolean {
+  if (typeof broker !== 'string') return false;
+  const match = /^(?:\[[0-9A-Fa-f:.]+\]|[^\s:/[\]@]+):(\d{1,5})$/.exec(broker);
+  return match !== null && Number(match[1]) >= 1 && Number(match[1]) <= 65_535;
 }
 
 function definedOnly<O extends object>(value: O): Partial<O> {

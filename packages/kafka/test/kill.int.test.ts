@@ -17,11 +17,15 @@ const MESSAGES = 60;
 function startChild(
   config: LedgerConsumerConfig,
 ): Promise<{ child: ChildProcess; blocked: string }> {
-  const child = spawn(process.execPath, ['--import', './register-ts.mjs', 'killChild.ts'], {
-    cwd: fixtures,
-    env: { ...process.env, IDEMQ_KILL_CONFIG: JSON.stringify(config) },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['--import', '@idemq/services/register-ts', 'killChild.ts'],
+    {
+      cwd: fixtures,
+      env: { ...process.env, IDEMQ_KILL_CONFIG: JSON.stringify(config) },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   return new Promise((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`child exited early with ${code}`)));
     createInterface({ input: child.stdout as NonNullable<typeof child.stdout> }).on(

@@ -12,6 +12,7 @@ export interface LiveConnection {
 type ConnectorSettings = Pick<
   ResolvedOptions,
   | 'open'
+  | 'endpoint'
   | 'owned'
   | 'connectTimeoutMs'
   | 'rpcTimeoutMs'
@@ -72,7 +73,8 @@ export class Connector {
 
   /**
    * A live connection: the current one, or the next one, connecting when needed. Rejects after
-   * `timeoutMs` with a retriable `TransportUnavailableError`, or at once when closed.
+   * `timeoutMs` with a retriable `TransportUnavailableError`, at once with a non-retriable one
+   * when the broker refuses the login, or at once when closed.
    */
   get(timeoutMs = this.settings.connectTimeoutMs): Promise<LiveConnection> {
     if (this.closed) return Promise.reject(new TransportClosedError('rabbitmq'));
@@ -87,14 +89,14 @@ export class Connector {
           this.waiters.delete(waiter);
           reject(
             new TransportUnavailableError(
-              `No connection to RabbitMQ within ${timeoutMs} ms` +
+              `No connection to RabbitMQ${this.at()} within ${timeoutMs} ms` +
                 (this.lastError === undefined ? '' : `: ${describeAmqpError(this.lastError)}`),
               { cause: this.lastError },
             ),
           );
         }, timeoutMs),
       };
-      waiter.timer.unref();
+      // Not unref'd: someone awaits this connection, so the process must live to settle it.
       this.waiters.add(waiter);
     });
   }
@@ -163,6 +165,16 @@ export class Connector {
         return;
       } catch (error) {
         this.lastError = error;
+        if (isLoginRefused(error)) {
+          // Waiting cannot fix a wrong user or password: tell the waiters now.
+          this.rejectWaiters(
+            new TransportUnavailableError(
+              `RabbitMQ${this.at()} refused the login (403 ACCESS_REFUSED): check the user and ` +
+                'password in the url',
+              { cause: error, retriable: false },
+            ),
+          );
+        }
         // Nobody waits and no subscription runs: the next get() starts over.
         if (this.waiters.size === 0 && this.keepAlive === 0) return;
         attempt += 1;
@@ -223,6 +235,11 @@ export class Connector {
     this.startLoop();
   }
 
+  /** ` at host:port`, or nothing for a connection the user gave. */
+  private at(): string {
+    return this.settings.endpoint === undefined ? '' : ` at ${this.settings.endpoint}`;
+  }
+
   private rejectWaiters(error: Error): void {
     for (const waiter of [...this.waiters]) {
       clearTimeout(waiter.timer);
@@ -241,6 +258,11 @@ export class Connector {
       this.sleepTimer = undefined;
     });
   }
+}
+
+/** True when the broker refused the credentials (amqplib reports it in the message only). */
+export function isLoginRefused(error: unknown): boolean {
+  return error instanceof Error && /\b403\b.*ACCESS[-_]REFUSED/.test(error.message);
 }
 
 /** True for errors that mean "the connection or channel went away", which reconnection fixes. */

@@ -54,6 +54,30 @@ describe('resolveOptions', () => {
     expect(problems.join('\n')).toMatch(/retryTiersMs must be ascending/);
   });
 
+  it.each([
+    ['an http:// URL', 'http://127.0.0.1:5672', /amqp:\/\/ or amqps:\/\/, got http:/],
+    ['a malformed URL', 'not a url', /url is not a URL/],
+    ['a URL without a host', 'amqp://', /no host/],
+    [
+      'an options object with another protocol',
+      { protocol: 'http', hostname: 'h' },
+      /'amqp' or 'amqps'/,
+    ],
+  ])('refuses %s at construction, not after the connect timeout', (_name, url, problem) => {
+    expect(() => rabbitmq({ url })).toThrow(InvalidOptionsError);
+    expect(() => rabbitmq({ url })).toThrow(problem);
+  });
+
+  it('names the broker by host:port, without credentials', () => {
+    expect(resolveOptions({ url: 'amqp://u:secret@broker.example:5673/v' }, connect).endpoint).toBe(
+      'broker.example:5673',
+    );
+    expect(resolveOptions({ url: 'amqps://u:secret@broker.example' }, connect).endpoint).toBe(
+      'broker.example:5671',
+    );
+    expect(resolveOptions({ url: { hostname: 'h' } }, connect).endpoint).toBe('h:5672');
+  });
+
   it('a connection the user owns is never reopened nor closed by the transport', async () => {
     const given = { createConfirmChannel: () => undefined } as never;
     const resolved = resolveOptions({ connection: given }, connect);

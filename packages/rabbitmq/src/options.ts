@@ -119,6 +119,8 @@ export const DEFAULT_GROUP = 'default';
 /** Options with every default filled in. */
 export interface ResolvedOptions {
   open: () => Promise<AmqpConnection>;
+  /** `host:port` of the broker, credential-free, for error messages; `undefined` for a given connection. */
+  endpoint: string | undefined;
   /** The transport opened the connection and closes it; it can open another after a loss. */
   owned: boolean;
   queueType: QueueType;
@@ -151,15 +153,17 @@ export function resolveOptions(
   }
   const { url, connection } = options;
   const tiers = options.retryTiersMs;
+  const badUrl = urlProblem(url);
   check
     .expect(
       (url === undefined) !== (connection === undefined),
       'give exactly one of url or connection',
     )
     .expect(
-      url === undefined || (typeof url === 'string' ? url.length > 0 : typeof url === 'object'),
-      'url must be a non-empty string or an amqplib connect options object',
+      url === undefined || typeof url === 'string' || (typeof url === 'object' && url !== null),
+      'url must be an amqp:// or amqps:// URL or an amqplib connect options object',
     )
+    .expect(badUrl === undefined, badUrl ?? '')
     .expect(
       connection === undefined ||
         typeof connection === 'function' ||
@@ -211,6 +215,7 @@ export function resolveOptions(
   }
   return {
     open,
+    endpoint: url === undefined ? undefined : brokerEndpoint(url),
     owned,
     queueType: options.queueType ?? RABBITMQ_DEFAULTS.queueType,
     declare: options.declare ?? RABBITMQ_DEFAULTS.declare,
@@ -225,4 +230,43 @@ export function resolveOptions(
     reconnectMaxDelayMs: maxDelayMs,
     logger: options.logger ?? silentLogger,
   };
+}
+
+const AMQP_PORTS: Readonly<Record<string, number>> = { 'amqp:': 5672, 'amqps:': 5671 };
+
+/** Why `url` cannot reach a broker, found at construction rather than after the connect timeout. */
+function urlProblem(url: RabbitmqOptions['url']): string | undefined {
+  if (typeof url === 'string') {
+    let parsed: URL;
+    try {
+      parsed = new URL(url);
+    } catch {
+      return 'url is not a URL: expected amqp://user:password@host:5672/vhost';
+    }
+    if (!(parsed.protocol in AMQP_PORTS)) {
+      return `url must start with amqp:// or amqps://, got ${parsed.protocol}//`;
+    }
+    if (parsed.hostname === '') return 'url has no host';
+    return undefined;
+  }
+  if (typeof url === 'object' && url !== null) {
+    const { protocol, hostname } = url;
+    if (protocol !== undefined && protocol !== 'amqp' && protocol !== 'amqps') {
+      return `url.protocol must be 'amqp' or 'amqps', got ${JSON.stringify(protocol)}`;
+    }
+    if (hostname !== undefined && (typeof hostname !== 'string' || hostname === '')) {
+      return 'url.hostname must be a non-empty string';
+    }
+  }
+  return undefined;
+}
+
+/** `host:port` of a (checked) url, without the credentials it may hold. */
+function brokerEndpoint(url: string | Options.Connect): string {
+  if (typeof url === 'string') {
+    const parsed = new URL(url);
+    return `${parsed.hostname}:${parsed.port || AMQP_PORTS[parsed.protocol]}`;
+  }
+  const protocol = url.protocol === 'amqps' ? 'amqps:' : 'amqp:';
+  return `${url.hostname ?? 'localhost'}:${url.port ?? AMQP_PORTS[protocol]}`;
 }

@@ -171,6 +171,7 @@ export class Publisher {
   }
 }
 
+/** Not unref'd: the caller awaits the publish, so the process must live to settle it. */
 function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }

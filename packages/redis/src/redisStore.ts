@@ -14,6 +14,7 @@ import { Coalescer } from './Coalescer.js';
 import { claimWaves } from './claimWaves.js';
 import { decodeClaim, decodeRecord, fingerprintAfterClaim } from './codec.js';
 import { CompletedCache } from './completedCache.js';
+import { ConnectionWatch } from './connectionWatch.js';
 import { storeError, withTimeout } from './errors.js';
 import { HeldKeys } from './heldKeys.js';
 import { OwnerTokens } from './ownerTokens.js';
@@ -108,6 +109,10 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
       'give exactly one of url or client',
     )
     .text('url', options.url, true)
+    .expect(
+      typeof options.url !== 'string' || isRedisUrl(options.url),
+      'url must be a redis:// or rediss:// URL, e.g. redis://127.0.0.1:6379',
+    )
     .text('prefix', options.prefix, true)
     .integer('commandTimeoutMs', options.commandTimeoutMs, 1, 600_000)
     .integer('maxResultBytes', options.maxResultBytes, 0, 512 * 1024 * 1024)
@@ -149,7 +154,8 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
       retryStrategy: (times) => Math.min(50 * times, 1_000),
       lazyConnect: false,
     });
-  if (ownsClient) client.on('error', () => {}); // surfaced per operation as typed errors
+  // Owned: its errors are surfaced per operation as typed errors, naming the endpoint.
+  const connection = new ConnectionWatch(client, ownsClient);
   warnOnSentinelWithoutFailoverDetector(client, logger);
   const isCluster = 'nodes' in client;
   const runner = new ScriptRunner(client);
@@ -244,12 +250,12 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     const cached = fromCache(key, request);
     if (cached) return cached;
     const token = tokens.next();
-    const reply = await batcher.run(
-      'claim',
-      key,
-      claimArgs(token, request),
-      sharedOfClaim(request),
-    );
+    let reply: unknown;
+    try {
+      reply = await batcher.run('claim', key, claimArgs(token, request), sharedOfClaim(request));
+    } catch (error) {
+      throw connection.explain('claim', error);
+    }
     return afterClaim(key, token, request, reply);
   }
 
@@ -289,7 +295,12 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     shared: SharedArgs,
   ): Promise<TransitionOutcome> {
     assertOpen();
-    const reply = await batcher.run(script, key, args, shared);
+    let reply: unknown;
+    try {
+      reply = await batcher.run(script, key, args, shared);
+    } catch (error) {
+      throw connection.explain(script, error);
+    }
     return Number(reply) === 1 ? 'ok' : 'lease-lost';
   }
 
@@ -310,14 +321,18 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
         (p) => sharedOfClaim(p.request).id,
       );
       for (const wave of waves) {
-        const replies = await batcher.runBatch(
-          'claim',
-          wave.map((p) => ({
-            key: p.key,
-            args: claimArgs(p.token, p.request),
-            shared: sharedOfClaim(p.request),
-          })),
-        );
+        const replies = await batcher
+          .runBatch(
+            'claim',
+            wave.map((p) => ({
+              key: p.key,
+              args: claimArgs(p.token, p.request),
+              shared: sharedOfClaim(p.request),
+            })),
+          )
+          .catch((error: unknown) => {
+            throw connection.explain('claimMany', error);
+          });
         await Promise.all(
           wave.map(async (p, i) => {
             outcomes[p.index] = await afterClaim(p.key, p.token, p.request, replies[i]);
@@ -397,13 +412,17 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
         );
         return decodeRecord(id, reply as unknown[]);
       } catch (error) {
-        throw storeError('inspect', error);
+        throw connection.explain('inspect', storeError('inspect', error));
       }
     },
 
     async ready() {
       assertOpen();
-      return runSelfTest({ client, runner, prefix, timeoutMs, logger });
+      try {
+        return await runSelfTest({ client, runner, prefix, timeoutMs, logger });
+      } catch (error) {
+        throw connection.explain('ready()', error);
+      }
     },
 
     stats() {
@@ -422,4 +441,13 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     },
   };
   return store;
+}
+
+function isRedisUrl(url: string): boolean {
+  try {
+    const { protocol } = new URL(url);
+    return protocol === 'redis:' || protocol === 'rediss:';
+  } catch {
+    return false;
+  }
 }

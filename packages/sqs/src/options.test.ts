@@ -26,6 +26,15 @@ describe('options', () => {
     expect((error as InvalidOptionsError).problems).toHaveLength(6);
   });
 
+  it.each(['not a url', '127.0.0.1:9324', 'ftp://127.0.0.1:9324'])(
+    'refuses the endpoint %j at construction, not at the first request',
+    (endpoint) => {
+      const build = () => sqs({ clientConfig: { endpoint, region: 'us-east-1' } });
+      expect(build).toThrow(InvalidOptionsError);
+      expect(build).toThrow(/clientConfig.endpoint must be an http:\/\/ or https:\/\/ URL/);
+    },
+  );
+
   it('accepts the defaults and whole seconds', () => {
     expect(() => validateOptions({})).not.toThrow();
     expect(() => validateOptions({ waitTimeMs: 0, visibilityTimeoutMs: 30_000 })).not.toThrow();

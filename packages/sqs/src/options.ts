@@ -122,6 +122,10 @@ export function validateOptions(options: SqsTransportOptions): void {
       options.client === undefined || typeof options.client.send === 'function',
       'client must be an SQSClient',
     )
+    .expect(
+      endpointIsHttp(options.clientConfig?.endpoint),
+      'clientConfig.endpoint must be an http:// or https:// URL, e.g. http://127.0.0.1:9324',
+    )
     .fn('queueOf', options.queueOf, true)
     .oneOf('fifo', options.fifo, [true, false])
     .oneOf('redrive', options.redrive, [true, false])
@@ -148,6 +152,17 @@ export function validateOptions(options: SqsTransportOptions): void {
       'requestTimeoutMs must be longer than waitTimeMs (a long poll holds its request that long)',
     )
     .done();
+}
+
+/** A string endpoint must be an http(s) URL; the SDK's other endpoint forms are left to it. */
+function endpointIsHttp(endpoint: unknown): boolean {
+  if (typeof endpoint !== 'string') return true;
+  try {
+    const { protocol, hostname } = new URL(endpoint);
+    return (protocol === 'http:' || protocol === 'https:') && hostname !== '';
+  } catch {
+    return false;
+  }
 }
 
 function wholeSeconds(ms: number | undefined): boolean {

@@ -5,6 +5,7 @@ import {
   HandlerFailedError,
   InvalidOptionsError,
   InvalidRequestIdError,
+  PayloadNotFingerprintableError,
   StoreUnavailableError,
 } from '../errors/index.js';
 import { ResultNotSerializableError } from '../errors/store.js';
@@ -145,6 +146,35 @@ describe('createIdempotency run()', () => {
       payload: new TextEncoder().encode('{"amount":10}'),
     });
     expect(same).toEqual({ status: 'duplicate' });
+  });
+
+  it('an object payload (a parsed JSON body) is fingerprinted canonically, not a raw TypeError', async () => {
+    const { idem } = setup();
+    await expect(
+      idem.run('body-1', () => 'ok', { payload: { amount: 10, currency: 'EUR' } }),
+    ).resolves.toMatchObject({ status: 'processed' });
+    let calls = 0;
+    const reordered = await idem.run('body-1', () => calls++, {
+      payload: { currency: 'EUR', amount: 10 },
+    });
+    expect(reordered).toEqual({ status: 'duplicate' });
+    const changed = await idem.run('body-1', () => calls++, {
+      payload: { currency: 'EUR', amount: 11 },
+    });
+    expect(changed).toEqual({ status: 'key-reuse' });
+    expect(calls).toBe(0);
+  });
+
+  it('a payload that cannot be fingerprinted rejects with a typed error before anything runs', async () => {
+    const { idem, store, scope } = setup();
+    let calls = 0;
+    const error = await idem
+      .run('body-2', () => calls++, { payload: { amount: 10n } })
+      .catch((thrown: unknown) => thrown);
+    expect(error).toBeInstanceOf(PayloadNotFingerprintableError);
+    expect(error).toMatchObject({ code: ErrorCodes.PAYLOAD_NOT_FINGERPRINTABLE, retriable: false });
+    expect(calls).toBe(0);
+    expect(await store.inspect({ scope, requestId: 'body-2' })).toBeUndefined();
   });
 
   it('key-reuse is detected while the first claim is still in progress too', async () => {
@@ -752,6 +782,22 @@ describe('createIdempotency run()', () => {
       expect(calls).toBe(0);
       void store;
     });
+
+    it.each([
+      [undefined, 'got undefined'],
+      [null, 'got null'],
+      ['', 'got ""'],
+      ['  ', 'got "  "'],
+    ])(
+      'a missing key (%j) is worded for a route author, not as a message without requestId',
+      async (id, got) => {
+        const { idem } = setup();
+        const error = await idem.run(id as string, () => 1).catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(InvalidRequestIdError);
+        expect(error).toMatchObject({ code: ErrorCodes.REQUEST_ID_MISSING });
+        expect((error as Error).message).toBe(`run() needs an idempotency key (requestId); ${got}`);
+      },
+    );
 
     it('accepts a requestId of exactly 512 bytes and honours maxRequestIdBytes', async () => {
       const { idem } = setup();

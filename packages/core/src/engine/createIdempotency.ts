@@ -1,4 +1,6 @@
+import { ErrorCodes } from '../errors/codes.js';
 import { isIdemqError } from '../errors/IdemqError.js';
+import { InvalidRequestIdError } from '../errors/message.js';
 import { StoreUnavailableError } from '../errors/store.js';
 import { validateRequestId } from '../ids/requestId.js';
 import { EventHub } from '../observability/events.js';
@@ -15,11 +17,12 @@ export interface Idempotency {
    *
    * Resolves `processed` (fn ran and its completion is recorded), `duplicate` (already
    * completed: fn not run; the stored result if any, or `resultOmitted` when it could not be
-   * stored), `in-progress` (another owner holds the lease), `key-reuse` (same id, different
-   * payload) or `lease-lost` (fn ran but another owner took over, its result is not recorded).
-   * Rejects with fn's own error after recording the failure, with a typed error for a bad
-   * requestId, and with `StoreUnavailableError` when the store is down (unless
-   * `onStoreError: 'process'`).
+   * stored), `in-progress` (another owner holds the
+   * lease), `key-reuse` (same id, different payload) or `lease-lost` (fn ran but another owner
+   * took over, its result is not recorded). Rejects with fn's own error after recording the
+   * failure, with a typed error for a bad requestId (`InvalidRequestIdError`) or a payload that
+   * cannot be fingerprinted (`PayloadNotFingerprintableError`), and with `StoreUnavailableError`
+   * when the store is down (unless `onStoreError: 'process'`).
    */
   run<R>(
     requestId: string,
@@ -58,7 +61,7 @@ export function createIdempotency(options: IdempotencyOptions): Idempotency {
 
   return {
     async run(requestId, fn, runOptions = {}) {
-      validateRequestId(requestId, maxRequestIdBytes);
+      checkKey(requestId, maxRequestIdBytes);
       const execution = await execute(settings, requestId, fn, runOptions);
       switch (execution.kind) {
         case 'processed': {
@@ -108,4 +111,20 @@ export function createIdempotency(options: IdempotencyOptions): Idempotency {
       }
     },
   };
+}
+
+/** The requestId check, worded for a route author: a missing key is theirs, not a message's. */
+function checkKey(requestId: unknown, maxBytes: number): void {
+  try {
+    validateRequestId(requestId, maxBytes);
+  } catch (error) {
+    if (error instanceof InvalidRequestIdError && error.code === ErrorCodes.REQUEST_ID_MISSING) {
+      const got = typeof requestId === 'string' ? JSON.stringify(requestId) : String(requestId);
+      throw new InvalidRequestIdError(
+        ErrorCodes.REQUEST_ID_MISSING,
+        `run() needs an idempotency key (requestId); got ${got}`,
+      );
+    }
+    throw error;
+  }
 }

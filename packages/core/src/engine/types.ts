@@ -1,3 +1,4 @@
+import type { FingerprintablePayload } from '../ids/fingerprint.js';
 import type { Logger } from '../observability/logger.js';
 import type { StandardSchemaV1 } from '../options/standardSchema.js';
 import type { ResultOmission, Store, StoredError } from '../store/Store.js';
@@ -98,8 +99,14 @@ export type RunOutcome<R> =
   | { status: 'lease-lost'; attempt: number };
 
 export interface RunOptions {
-  /** The request's payload; its SHA-256 detects the same id reused for another payload. */
-  payload?: Uint8Array | string;
+  /**
+   * The request's payload; its SHA-256 detects the same id reused for another payload. Bytes and
+   * strings are hashed as they are; a JSON value (a parsed body, say) in a canonical form, keys
+   * sorted, so `{ a: 1, b: 2 }` and `{ b: 2, a: 1 }` are the same payload. A value that form
+   * cannot hold (a BigInt, a cycle, a `Date`…) rejects with `PayloadNotFingerprintableError`.
+   * See `fingerprint`.
+   */
+  payload?: FingerprintablePayload;
   /** Aborts `ctx.signal` (the handler decides what to do with it). */
   signal?: AbortSignal;
   /** Called after each successful lease renewal (a transport extends its own lease here). */

@@ -1,7 +1,12 @@
 export { type ErrorCode, ErrorCodes } from './codes.js';
 export { HandlerFailedError, NonRetriableError, toError } from './handler.js';
 export { IdemqError, type IdemqErrorOptions, isIdemqError } from './IdemqError.js';
-export { InvalidPayloadError, InvalidRequestIdError, MalformedPayloadError } from './message.js';
+export {
+  InvalidPayloadError,
+  InvalidRequestIdError,
+  MalformedPayloadError,
+  PayloadNotFingerprintableError,
+} from './message.js';
 export {
   ResultNotSerializableError,
   ResultTooLargeError,

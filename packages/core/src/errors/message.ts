@@ -29,3 +29,21 @@ export class InvalidPayloadError extends IdemqError {
     this.issues = issues;
   }
 }
+
+/**
+ * A payload given to `run()` that `fingerprint` cannot encode canonically (a BigInt, a function,
+ * a cycle, a `Date` or other non-plain object, a number that is not finite). `path` says where,
+ * as in `payload.items[2].price`. Nothing was claimed or run.
+ */
+export class PayloadNotFingerprintableError extends IdemqError {
+  readonly path: string;
+  constructor(path: string, what: string) {
+    super(
+      ErrorCodes.PAYLOAD_NOT_FINGERPRINTABLE,
+      `Cannot fingerprint the payload: ${path} is ${what}. Pass plain objects, arrays, strings, ` +
+        'finite numbers, booleans and null (JSON values), or the payload as a string or bytes',
+      { retriable: false },
+    );
+    this.path = path;
+  }
+}

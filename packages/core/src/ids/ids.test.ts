@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ErrorCodes } from '../errors/codes.js';
+import { PayloadNotFingerprintableError } from '../errors/message.js';
 import { fingerprint } from './fingerprint.js';
 import { recordKey } from './recordKey.js';
 import { requestIdFromBytes, validateRequestId } from './requestId.js';
@@ -88,5 +89,95 @@ describe('fingerprint', () => {
     expect(fingerprint('abc')).toBe('ungWv48Bz-pBQUDeXa4iI7ADYaOWF3qctBD_YfIAFa0');
     expect(fingerprint(Buffer.from('abc'))).toBe(fingerprint('abc'));
     expect(fingerprint('abd')).not.toBe(fingerprint('abc'));
+  });
+
+  it('fingerprints a JSON value as its canonical JSON text: keys sorted at every level', () => {
+    expect(fingerprint({ a: 1, b: 2 })).toBe(fingerprint({ b: 2, a: 1 }));
+    expect(fingerprint({ b: 2, a: 1 })).toBe(fingerprint('{"a":1,"b":2}'));
+    expect(fingerprint({ z: [{ y: 1, x: null }], a: 'é' })).toBe(
+      fingerprint('{"a":"é","z":[{"x":null,"y":1}]}'),
+    );
+    expect(fingerprint([1, 'two', true, null])).toBe(fingerprint('[1,"two",true,null]'));
+    expect(fingerprint(Object.assign(Object.create(null), { k: 1 }))).toBe(fingerprint('{"k":1}'));
+    expect(fingerprint(10)).toBe(fingerprint('10'));
+    expect(fingerprint(null)).toBe(fingerprint('null'));
+  });
+
+  it('any JSON value fingerprints as its sorted JSON text, whatever its key order', () => {
+    const reversed = (value: unknown): unknown => {
+      if (Array.isArray(value)) return value.map(reversed);
+      if (typeof value !== 'object' || value === null) return value;
+      return Object.fromEntries(
+        Object.entries(value)
+          .reverse()
+          .map(([key, item]) => [key, reversed(item)]),
+      );
+    };
+    // Written as text: an object cannot hold "" before "0" (integer-like keys come first in JS).
+    const sortedJson = (value: unknown): string => {
+      if (Array.isArray(value)) return `[${value.map(sortedJson).join(',')}]`;
+      if (typeof value !== 'object' || value === null) return JSON.stringify(value);
+      const record = value as Record<string, unknown>;
+      const keys = Object.keys(record).sort();
+      return `{${keys.map((key) => `${JSON.stringify(key)}:${sortedJson(record[key])}`).join(',')}}`;
+    };
+    fc.assert(
+      // A string on its own is hashed as it is, not as JSON text: only what holds one is tested.
+      fc.property(
+        fc.oneof(fc.array(fc.jsonValue()), fc.dictionary(fc.string(), fc.jsonValue())),
+        (value) => {
+          const print = fingerprint(value as object);
+          expect(fingerprint(reversed(value) as object)).toBe(print);
+          expect(fingerprint(sortedJson(value))).toBe(print);
+        },
+      ),
+    );
+  });
+
+  it('keeps different JSON values apart', () => {
+    expect(fingerprint({ a: 1 })).not.toBe(fingerprint({ a: '1' }));
+    expect(fingerprint({ a: [1, 2] })).not.toBe(fingerprint({ a: [2, 1] }));
+    expect(fingerprint({ a: { b: 1 } })).not.toBe(fingerprint({ 'a.b': 1 }));
+  });
+
+  it('follows JSON for undefined: a property left out, an array item null', () => {
+    expect(fingerprint({ a: 1, b: undefined })).toBe(fingerprint({ a: 1 }));
+    expect(fingerprint([1, undefined])).toBe(fingerprint([1, null]));
+  });
+
+  const cyclic: Record<string, unknown> = { a: 1 };
+  cyclic.self = { back: cyclic };
+  let deep: unknown = 1;
+  for (let i = 0; i < 1_001; i++) deep = [deep];
+  it.each<[string, unknown, string, RegExp]>([
+    ['a BigInt', { amount: 10n }, 'payload.amount', /is a BigInt/],
+    ['a function', { run: () => 1 }, 'payload.run', /is a function/],
+    ['a symbol', [Symbol('s')], 'payload[0]', /is a symbol/],
+    ['NaN', { n: Number.NaN }, 'payload.n', /is NaN/],
+    ['Infinity', [Number.POSITIVE_INFINITY], 'payload[0]', /is Infinity/],
+    ['a cycle', cyclic, 'payload.self.back', /is a cycle/],
+    ['a Date', { at: new Date(0) }, 'payload.at', /is a Date/],
+    ['a Map', new Map([[1, 2]]), 'payload', /is a Map/],
+    [
+      'bytes inside an object',
+      { 'file name': new Uint8Array(1) },
+      'payload["file name"]',
+      /is a Uint8Array/,
+    ],
+    ['nesting deeper than 1000 levels', deep, `payload${'[0]'.repeat(1_000)}`, /nesting deeper/],
+  ])('refuses %s with a typed error naming where it is', (_name, payload, path, what) => {
+    let error: unknown;
+    try {
+      fingerprint(payload as object);
+    } catch (thrown) {
+      error = thrown;
+    }
+    expect(error).toBeInstanceOf(PayloadNotFingerprintableError);
+    expect(error).toMatchObject({
+      code: ErrorCodes.PAYLOAD_NOT_FINGERPRINTABLE,
+      retriable: false,
+      path,
+    });
+    expect((error as Error).message).toMatch(what);
   });
 });
