@@ -9,7 +9,7 @@ export default defineConfig({
   test: {
     include: ['test/**/*.int.test.ts'],
     // Starts (or checks) every service once, before any test file runs.
-    globalSetup: ['./test/global-setup.ts'],
+    globalSetup: ['./test/globalSetup.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     // The AWS SDK must never try the EC2 metadata endpoint (169.254.169.254).

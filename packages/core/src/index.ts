@@ -93,7 +93,7 @@ export {
   type Store,
   type StoredError,
   type TransitionOutcome,
-} from './store/Store.js';
+} from './store/store.js';
 // Transport
 export { DeadLetterHeaders } from './transport/deadLetterHeaders.js';
 export {
@@ -121,5 +121,5 @@ export type {
   SubscribeRequest,
   Subscription,
   Transport,
-} from './transport/Transport.js';
+} from './transport/transport.js';
 export { type WireName, WireNames } from './transport/wireNames.js';

@@ -1,6 +1,6 @@
 import { StoreUnavailableError } from '@idemq/core';
 import { redact } from './errors.js';
-import type { RedisClient } from './ScriptRunner.js';
+import type { RedisClient } from './scriptRunner.js';
 
 /** The reconnection timer ioredis keeps on the client (not in its types). */
 interface Reconnecting {

@@ -4,6 +4,6 @@ export {
   type RedisStoreOptions,
   redisStore,
 } from './redisStore.js';
-export type { RedisClient } from './ScriptRunner.js';
+export type { RedisClient } from './scriptRunner.js';
 export { MIN_REDIS_VERSION, type SelfTestReport, UnsupportedServerError } from './selfTest.js';
 export { keySlot } from './slot.js';

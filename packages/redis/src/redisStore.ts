@@ -10,8 +10,8 @@ import {
 } from '@idemq/core';
 import { assertResultFits, OptionsCheck, recordKey } from '@idemq/core/adapter';
 import { Redis } from 'ioredis';
-import { Coalescer } from './Coalescer.js';
 import { claimWaves } from './claimWaves.js';
+import { Coalescer } from './coalescer.js';
 import { decodeClaim, decodeRecord, fingerprintAfterClaim } from './codec.js';
 import { CompletedCache } from './completedCache.js';
 import { ConnectionWatch } from './connectionWatch.js';
@@ -19,7 +19,7 @@ import { storeError, withTimeout } from './errors.js';
 import { HeldKeys } from './heldKeys.js';
 import { OwnerTokens } from './ownerTokens.js';
 import { ReplicaWaits } from './replicaWaits.js';
-import { type RedisClient, ScriptRunner } from './ScriptRunner.js';
+import { type RedisClient, ScriptRunner } from './scriptRunner.js';
 import { runSelfTest, type SelfTestReport } from './selfTest.js';
 import { warnOnSentinelWithoutFailoverDetector } from './sentinelCheck.js';
 import { type SharedArgs, SharedArgsTable } from './sharedArgs.js';

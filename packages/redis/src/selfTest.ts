@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { ErrorCodes, IdemqError, type Logger, StoreUnavailableError } from '@idemq/core';
 import { decodeClaim } from './codec.js';
 import { withTimeout } from './errors.js';
-import type { RedisClient, ScriptRunner } from './ScriptRunner.js';
+import type { RedisClient, ScriptRunner } from './scriptRunner.js';
 
 /** Oldest Redis the scripts are written for (HSET with many fields, PEXPIRE, TIME in scripts). */
 export const MIN_REDIS_VERSION = '6.0.0';

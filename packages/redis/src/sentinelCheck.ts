@@ -1,5 +1,5 @@
 import type { Logger } from '@idemq/core';
-import type { RedisClient } from './ScriptRunner.js';
+import type { RedisClient } from './scriptRunner.js';
 
 /**
  * Warns about a Sentinel client that does not follow failovers promptly. Without ioredis's

@@ -1,5 +1,6 @@
+import type { Dirent } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
-import { join, relative } from 'node:path';
+import { join, relative, sep } from 'node:path';
 
 const CORE = '@idemq/core';
 /** What an adapter may import of core: the application API, the adapter kit, the test helpers. */
@@ -78,6 +79,42 @@ export function importsOf(source: string): string[] {
     if (specifier) found.push(specifier);
   }
   return found;
+}
+
+/** camelCase, then dotted kinds (`.test`, `.int.test`, `.quorum.int.test`, `.d`, `.config`). */
+const FILE_NAME = /^[a-z][a-zA-Z0-9]*(\.[a-z][a-zA-Z0-9]*)*\.(?:ts|mts|js|mjs)$/;
+/** Where the workspace keeps code, below each package folder, and at the root. */
+const CODE_FOLDERS = ['src', 'test', 'bin'];
+
+/** Every code file of the workspace at `root` whose name is not camelCase (CONTRIBUTING.md). */
+export async function fileNameViolations(root: string): Promise<string[]> {
+  const folders = [join(root, 'scripts')];
+  for (const group of ['packages', 'apps', 'tools']) {
+    for (const entry of await entriesOf(join(root, group))) {
+      if (!entry.isDirectory()) continue;
+      for (const folder of CODE_FOLDERS) folders.push(join(root, group, entry.name, folder));
+    }
+  }
+  const violations: string[] = [];
+  for (const folder of folders) {
+    for (const entry of await entriesOf(folder, true)) {
+      if (!entry.isFile() || !/\.(?:ts|mts|js|mjs)$/.test(entry.name)) continue;
+      if (entry.parentPath.split(sep).includes('node_modules')) continue;
+      if (!FILE_NAME.test(entry.name))
+        violations.push(relative(root, join(entry.parentPath, entry.name)));
+    }
+  }
+  return violations.sort();
+}
+
+/** A folder's entries; none when it does not exist. */
+async function entriesOf(dir: string, recursive = false): Promise<Dirent[]> {
+  try {
+    return await readdir(dir, { withFileTypes: true, recursive });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw error;
+  }
 }
 
 async function publishedPackages(root: string): Promise<WorkspacePackage[]> {

@@ -3,13 +3,17 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { boundaryViolations, importsOf } from '../src/boundaries.js';
+import { boundaryViolations, fileNameViolations, importsOf } from '../src/boundaries.js';
 
 const workspaceRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 
 describe('the workspace', () => {
   it('keeps its package boundaries', async () => {
     expect(await boundaryViolations(workspaceRoot)).toEqual([]);
+  });
+
+  it('names every code file in camelCase', async () => {
+    expect(await fileNameViolations(workspaceRoot)).toEqual([]);
   });
 });
 
@@ -96,6 +100,32 @@ describe('boundaryViolations (negative controls)', () => {
     expect(violations).toEqual([
       '@idemq/core depends on ms',
       "packages/core/src/index.ts imports 'ms': core imports only Node built-ins and its own modules",
+    ]);
+  });
+});
+
+describe('fileNameViolations (negative control)', () => {
+  let root: string;
+  afterEach(() => rm(root, { recursive: true, force: true }));
+
+  it('passes camelCase and dotted kinds, and names PascalCase and kebab-case files', async () => {
+    root = await mkdtemp(join(tmpdir(), 'idemq-file-names-'));
+    const files = [
+      'packages/core/src/store/memoryStore.ts',
+      'packages/core/src/store/memoryStore.property.test.ts',
+      'packages/core/src/store/Store.ts',
+      'packages/rabbitmq/test/conformance.quorum.int.test.ts',
+      'packages/rabbitmq/node_modules/x/Foo.js',
+      'tools/services/src/tcp-proxy.mjs',
+      'scripts/testSummary.mjs',
+    ];
+    for (const file of files) {
+      await mkdir(dirname(join(root, file)), { recursive: true });
+      await writeFile(join(root, file), '');
+    }
+    expect(await fileNameViolations(root)).toEqual([
+      'packages/core/src/store/Store.ts',
+      'tools/services/src/tcp-proxy.mjs',
     ]);
   });
 });

@@ -3,7 +3,7 @@
 import { join } from 'node:path';
 import { ServiceError } from './errors.mjs';
 import { run, which } from './exec.mjs';
-import { formatBlock, tailFile } from './log-tail.mjs';
+import { formatBlock, tailFile } from './logTail.mjs';
 import { ensureDir } from './paths.mjs';
 
 let listsUpdated = false;

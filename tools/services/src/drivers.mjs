@@ -4,7 +4,7 @@ import { sqsDriver } from './elasticmq.mjs';
 import { kafkaDriver } from './kafka.mjs';
 import { rabbitmqDriver } from './rabbitmq.mjs';
 import { redisDriver } from './redis.mjs';
-import { redisClusterDriver } from './redis-cluster.mjs';
+import { redisClusterDriver } from './redisCluster.mjs';
 
 /**
  * @typedef {object} ServiceDriver

@@ -3,6 +3,6 @@
 export { DEFAULT_SERVICES, ensureServices, servicesStatus, stopServices } from './api.mjs';
 export { SQS_QUEUES } from './elasticmq.mjs';
 export { ServiceError } from './errors.mjs';
-export { runScript } from './run-script.mjs';
-export { freePort, TcpProxy, trackedSockets } from './tcp-proxy.mjs';
+export { runScript } from './runScript.mjs';
+export { freePort, TcpProxy, trackedSockets } from './tcpProxy.mjs';
 export { SERVICE_NAMES, serviceUrls } from './urls.mjs';

@@ -10,7 +10,7 @@ import { ServiceError } from './errors.mjs';
 import { run } from './exec.mjs';
 import { requireJava } from './java.mjs';
 import { ensureManaged, stopManaged } from './lifecycle.mjs';
-import { formatBlock, tailFile } from './log-tail.mjs';
+import { formatBlock, tailFile } from './logTail.mjs';
 import { resolveRuntime } from './maven.mjs';
 import { brokersDir, ensureDir } from './paths.mjs';
 import { isRunning } from './pidfile.mjs';

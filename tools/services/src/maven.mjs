@@ -7,7 +7,7 @@ import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'nod
 import { join } from 'node:path';
 import { ServiceError } from './errors.mjs';
 import { run, which } from './exec.mjs';
-import { formatBlock, tailFile } from './log-tail.mjs';
+import { formatBlock, tailFile } from './logTail.mjs';
 import { ensureDir } from './paths.mjs';
 
 /** Pinned so that Maven never asks Central which plugin version is newest. 3.8.1 runs on Maven >= 3.6.3. */

@@ -3,7 +3,7 @@
 // the log tail when it does not come up in time.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { errorMessage, ServiceError } from './errors.mjs';
-import { formatBlock, tailFile } from './log-tail.mjs';
+import { formatBlock, tailFile } from './logTail.mjs';
 
 /**
  * @typedef {object} WaitOptions

@@ -7,7 +7,7 @@ import { answers, ensureManaged, stopManaged } from './lifecycle.mjs';
 import { ensureDir } from './paths.mjs';
 import { isRunning } from './pidfile.mjs';
 import { probeRedis } from './probes/redis.mjs';
-import { requireRedisBinaries, spawnRedisServer } from './redis-server.mjs';
+import { requireRedisBinaries, spawnRedisServer } from './redisServer.mjs';
 import { statusOf } from './status.mjs';
 import { redactUrl } from './urls.mjs';
 

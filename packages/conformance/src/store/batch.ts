@@ -2,7 +2,7 @@ import { fingerprint } from '@idemq/core';
 import { expect } from 'vitest';
 import type { StoreHarness } from '../harness.js';
 import type { Suite } from '../suite.js';
-import { expectClaimed, LONG_MS, type StoreEnv } from './StoreEnv.js';
+import { expectClaimed, LONG_MS, type StoreEnv } from './storeEnv.js';
 
 const FRESH_IDS = 16;
 const CONTESTED_IDS = 8;

@@ -1,7 +1,7 @@
 import { expect } from 'vitest';
 import type { StoreHarness } from '../harness.js';
 import type { Suite } from '../suite.js';
-import { expectClaimed, LONG_MS, type StoreEnv } from './StoreEnv.js';
+import { expectClaimed, LONG_MS, type StoreEnv } from './storeEnv.js';
 
 const CONCURRENT_CLAIMS = 50;
 

@@ -2,7 +2,7 @@ import { ErrorCodes, isIdemqError, type Store } from '@idemq/core';
 import { expect } from 'vitest';
 import type { StoreHarness } from '../harness.js';
 import type { Suite } from '../suite.js';
-import { expectClaimed, LONG_MS, type StoreEnv } from './StoreEnv.js';
+import { expectClaimed, LONG_MS, type StoreEnv } from './storeEnv.js';
 
 /** S15: a closed store refuses everything, typed; closing is idempotent. */
 export function registerClosedCases(suite: Suite<StoreEnv, StoreHarness>): void {

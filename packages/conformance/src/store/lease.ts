@@ -2,7 +2,7 @@ import { expect, vi } from 'vitest';
 import type { StoreHarness } from '../harness.js';
 import type { Suite } from '../suite.js';
 import { sleep } from '../wait.js';
-import { expectClaimed, LONG_MS, type StoreEnv } from './StoreEnv.js';
+import { expectClaimed, LONG_MS, type StoreEnv } from './storeEnv.js';
 
 const HOUR_MS = 60 * 60 * 1000;
 

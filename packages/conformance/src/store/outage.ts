@@ -3,7 +3,7 @@ import { expect } from 'vitest';
 import type { StoreHarness } from '../harness.js';
 import type { Suite } from '../suite.js';
 import { timed } from '../wait.js';
-import { LONG_MS, type StoreEnv } from './StoreEnv.js';
+import { LONG_MS, type StoreEnv } from './storeEnv.js';
 
 /** S10: an unreachable store fails fast, typed and retriable, and writes nothing. */
 export function registerOutageCases(suite: Suite<StoreEnv, StoreHarness>): void {

@@ -3,7 +3,7 @@ import { expect } from 'vitest';
 import type { StoreHarness } from '../harness.js';
 import type { Suite } from '../suite.js';
 import { sleep } from '../wait.js';
-import { expectClaimed, LONG_MS, type StoreEnv } from './StoreEnv.js';
+import { expectClaimed, LONG_MS, type StoreEnv } from './storeEnv.js';
 
 const DEFAULT_MAX_RESULT_BYTES = 64 * 1024;
 

@@ -2,7 +2,7 @@ import type { ResultOmission } from '@idemq/core';
 import { expect } from 'vitest';
 import type { StoreHarness } from '../harness.js';
 import type { Suite } from '../suite.js';
-import { expectClaimed, LONG_MS, type StoreEnv } from './StoreEnv.js';
+import { expectClaimed, LONG_MS, type StoreEnv } from './storeEnv.js';
 
 /**
  * S16: a completion whose result could not be stored. The handler ran, so the record is

@@ -10,7 +10,7 @@ import { registerLeaseCases } from './lease.js';
 import { registerOutageCases } from './outage.js';
 import { registerRecordCases } from './records.js';
 import { registerResultOmittedCases } from './resultOmitted.js';
-import { StoreEnv } from './StoreEnv.js';
+import { StoreEnv } from './storeEnv.js';
 
 /**
  * Registers the store conformance cases (S01–S16, listed in this package's README) for one

@@ -2,7 +2,7 @@ import { ErrorCodes, isIdemqError } from '@idemq/core';
 import { expect } from 'vitest';
 import type { TransportHarness } from '../harness.js';
 import type { Suite } from '../suite.js';
-import type { TransportEnv } from './TransportEnv.js';
+import type { TransportEnv } from './transportEnv.js';
 
 /** C35: what a closed connection still answers. */
 export function registerAfterCloseCases(suite: Suite<TransportEnv, TransportHarness>): void {

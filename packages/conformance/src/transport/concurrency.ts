@@ -4,7 +4,7 @@ import type { TransportHarness } from '../harness.js';
 import { requestIdOf } from '../spy.js';
 import type { Suite } from '../suite.js';
 import { gate } from '../wait.js';
-import type { TransportEnv } from './TransportEnv.js';
+import type { TransportEnv } from './transportEnv.js';
 
 /** C17, C18, C21: how many deliveries are out at once, and what partial settlement does. */
 export function registerConcurrencyCases(suite: Suite<TransportEnv, TransportHarness>): void {

@@ -4,7 +4,7 @@ import { expect } from 'vitest';
 import type { TransportHarness } from '../harness.js';
 import type { Suite } from '../suite.js';
 import { sleep } from '../wait.js';
-import type { TransportEnv } from './TransportEnv.js';
+import type { TransportEnv } from './transportEnv.js';
 
 /**
  * The store as one process sees it, for simulating that process's crash: after `crash()` (or

@@ -3,7 +3,7 @@ import { expect } from 'vitest';
 import type { TransportHarness } from '../harness.js';
 import type { Suite } from '../suite.js';
 import { bytes } from './expectations.js';
-import type { TransportEnv } from './TransportEnv.js';
+import type { TransportEnv } from './transportEnv.js';
 
 interface Order {
   amount: number;

@@ -3,7 +3,7 @@ import { expect } from 'vitest';
 import type { TransportHarness } from '../harness.js';
 import type { Suite } from '../suite.js';
 import { gate, sleep } from '../wait.js';
-import type { TransportEnv } from './TransportEnv.js';
+import type { TransportEnv } from './transportEnv.js';
 
 const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 /** Broker-stamped publish times may come from the broker's clock. */

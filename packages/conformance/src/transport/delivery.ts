@@ -3,7 +3,7 @@ import type { TransportHarness } from '../harness.js';
 import type { Suite } from '../suite.js';
 import { waitUntil } from '../wait.js';
 import { bytes, expectAttempt } from './expectations.js';
-import type { TransportEnv } from './TransportEnv.js';
+import type { TransportEnv } from './transportEnv.js';
 
 /** The capabilities check and C01–C04: messages arrive intact, where they belong. */
 export function registerDeliveryCases(suite: Suite<TransportEnv, TransportHarness>): void {

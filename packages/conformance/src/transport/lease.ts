@@ -3,7 +3,7 @@ import type { TransportHarness } from '../harness.js';
 import type { Suite } from '../suite.js';
 import { sleep } from '../wait.js';
 import { expectAttempt } from './expectations.js';
-import type { TransportEnv } from './TransportEnv.js';
+import type { TransportEnv } from './transportEnv.js';
 
 /** C19, C20: broker leases, kept alive or lost. Registered only for transports with a lease. */
 export function registerLeaseCases(suite: Suite<TransportEnv, TransportHarness>): void {

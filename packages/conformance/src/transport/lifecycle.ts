@@ -3,7 +3,7 @@ import { expect } from 'vitest';
 import type { TransportHarness } from '../harness.js';
 import type { Suite } from '../suite.js';
 import { gate, timed, waitUntil } from '../wait.js';
-import type { TransportEnv } from './TransportEnv.js';
+import type { TransportEnv } from './transportEnv.js';
 
 /** A handler that only ends when its signal aborts. */
 function untilAborted(_message: unknown, ctx: HandlerContext): Promise<never> {

@@ -4,7 +4,7 @@ import type { TransportHarness } from '../harness.js';
 import { recordAt } from '../spy.js';
 import type { Suite } from '../suite.js';
 import { maxNativeDelayMs } from './expectations.js';
-import type { TransportEnv } from './TransportEnv.js';
+import type { TransportEnv } from './transportEnv.js';
 
 const ack = async (delivery: Delivery) => void (await delivery.ack());
 

@@ -2,7 +2,7 @@ import { expect } from 'vitest';
 import type { TransportHarness } from '../harness.js';
 import type { Suite } from '../suite.js';
 import { waitUntil } from '../wait.js';
-import type { TransportEnv } from './TransportEnv.js';
+import type { TransportEnv } from './transportEnv.js';
 
 /** C24: connections lost under a running consumer and publisher. */
 export function registerReconnectCases(suite: Suite<TransportEnv, TransportHarness>): void {

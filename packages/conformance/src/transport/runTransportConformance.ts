@@ -17,7 +17,7 @@ import { registerObservabilityCases } from './observability.js';
 import { registerOrderingCases } from './ordering.js';
 import { registerReconnectCases } from './reconnect.js';
 import { registerSettlementCases } from './settlement.js';
-import { TransportEnv } from './TransportEnv.js';
+import { TransportEnv } from './transportEnv.js';
 
 /**
  * Registers the transport conformance cases (C00–C35, listed in this package's README; C24 when

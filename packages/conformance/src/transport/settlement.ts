@@ -3,7 +3,7 @@ import { expect } from 'vitest';
 import type { TransportHarness } from '../harness.js';
 import type { Suite } from '../suite.js';
 import { bytes, expectAttempt, expectNextAttempt, maxNativeDelayMs } from './expectations.js';
-import type { TransportEnv } from './TransportEnv.js';
+import type { TransportEnv } from './transportEnv.js';
 
 const ack = async (delivery: Delivery) => void (await delivery.ack());
 

@@ -7,7 +7,7 @@ export { toError } from '../errors/handler.js';
 export { type CloudEventIdentity, cloudEventIdentity } from '../ids/cloudEvents.js';
 export { recordKey } from '../ids/recordKey.js';
 export { requestIdFromBytes, validateRequestId } from '../ids/requestId.js';
-export { OptionsCheck } from '../options/OptionsCheck.js';
+export { OptionsCheck } from '../options/optionsCheck.js';
 export { assertResultFits } from '../store/resultLimit.js';
 export { EarliestTimer } from '../timing/earliestTimer.js';
 export { checkSubscribeRequest } from '../transport/checkSubscribeRequest.js';
@@ -16,4 +16,4 @@ export {
   MAX_DEAD_LETTER_REASON_CHARS,
 } from '../transport/deadLetterHeaders.js';
 export { encodeBody } from '../transport/encodeBody.js';
-export { OnceSettlement, type Settlement } from '../transport/settleOnce.js';
+export { OnceSettlement, type Settlement } from '../transport/onceSettlement.js';

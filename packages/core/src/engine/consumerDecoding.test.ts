@@ -5,7 +5,7 @@ import type { ConsumerEvents } from '../observability/events.js';
 import { memoryStore } from '../store/memoryStore.js';
 import { type MemoryBroker, memoryBroker } from '../transport/memoryBroker.js';
 import { memoryTransport } from '../transport/memoryTransport.js';
-import type { Delivery, Transport } from '../transport/Transport.js';
+import type { Delivery, Transport } from '../transport/transport.js';
 import { createConsumer } from './createConsumer.js';
 import { decodeByContentType } from './decodeByContentType.js';
 import type { ConsumedMessage, ConsumerOptions } from './types.js';

@@ -1,6 +1,6 @@
 import { ConsumerStateError } from '../errors/index.js';
 import type { EventHub } from '../observability/events.js';
-import type { Health, Subscription, Transport } from '../transport/Transport.js';
+import type { Health, Subscription, Transport } from '../transport/transport.js';
 import type { Dispatcher, StopReport } from './dispatch.js';
 
 export interface LifecycleOptions {

@@ -1,4 +1,4 @@
-import { OptionsCheck } from '../options/OptionsCheck.js';
+import { OptionsCheck } from '../options/optionsCheck.js';
 import { RETRY_DEFAULTS } from './defaults.js';
 import { checkIdempotencyOptions } from './resolveSettings.js';
 import type { ConsumerOptions } from './types.js';

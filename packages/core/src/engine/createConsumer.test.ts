@@ -6,11 +6,11 @@ import { ConsumerStateError } from '../errors/usage.js';
 import type { ConsumerEventName, ConsumerEvents } from '../observability/events.js';
 import type { StandardSchemaV1 } from '../options/standardSchema.js';
 import { memoryStore } from '../store/memoryStore.js';
-import type { Store } from '../store/Store.js';
+import type { Store } from '../store/store.js';
 import { faultyStore, manualClock } from '../testing/index.js';
 import { type MemoryBroker, memoryBroker } from '../transport/memoryBroker.js';
 import { type MemoryTransport, memoryTransport } from '../transport/memoryTransport.js';
-import type { Delivery, Transport } from '../transport/Transport.js';
+import type { Delivery, Transport } from '../transport/transport.js';
 import { type Consumer, createConsumer } from './createConsumer.js';
 import type { ConsumedMessage, ConsumerOptions, HandlerContext } from './types.js';
 

@@ -1,6 +1,6 @@
 import { type ConsumerEventName, type ConsumerEvents, EventHub } from '../observability/events.js';
 import { silentLogger } from '../observability/logger.js';
-import type { Health } from '../transport/Transport.js';
+import type { Health } from '../transport/transport.js';
 import { ConsumerLifecycle } from './consumerLifecycle.js';
 import { definedOnly, validateConsumerOptions } from './consumerOptions.js';
 import { CONSUMER_DEFAULTS, IDEMPOTENCY_DEFAULTS, RETRY_DEFAULTS } from './defaults.js';

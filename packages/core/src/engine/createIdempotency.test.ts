@@ -11,7 +11,7 @@ import {
 import { ResultNotSerializableError } from '../errors/store.js';
 import { silentLogger } from '../observability/logger.js';
 import { memoryStore } from '../store/memoryStore.js';
-import type { Store } from '../store/Store.js';
+import type { Store } from '../store/store.js';
 import { faultyStore, manualClock } from '../testing/index.js';
 import { createIdempotency } from './createIdempotency.js';
 import type { HandlerContext, IdempotencyOptions } from './types.js';

@@ -1,11 +1,11 @@
 import { ErrorCodes } from '../errors/codes.js';
-import { isIdemqError } from '../errors/IdemqError.js';
+import { isIdemqError } from '../errors/idemqError.js';
 import { InvalidRequestIdError } from '../errors/message.js';
 import { StoreUnavailableError } from '../errors/store.js';
 import { validateRequestId } from '../ids/requestId.js';
 import { EventHub } from '../observability/events.js';
 import { silentLogger } from '../observability/logger.js';
-import { OptionsCheck } from '../options/OptionsCheck.js';
+import { OptionsCheck } from '../options/optionsCheck.js';
 import { IDEMPOTENCY_DEFAULTS } from './defaults.js';
 import { execute } from './execute.js';
 import { checkIdempotencyOptions, resolveExecuteSettings } from './resolveSettings.js';

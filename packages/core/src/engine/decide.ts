@@ -1,5 +1,5 @@
 import { ErrorCodes } from '../errors/codes.js';
-import { isIdemqError } from '../errors/IdemqError.js';
+import { isIdemqError } from '../errors/idemqError.js';
 import { backoffDelayMs } from './backoff.js';
 import type { Execution } from './execute.js';
 import type { RetryPolicy } from './types.js';

@@ -1,6 +1,6 @@
 import { toError } from '../errors/index.js';
 import type { EventHub } from '../observability/events.js';
-import type { Delivery } from '../transport/Transport.js';
+import type { Delivery } from '../transport/transport.js';
 
 /** The reason and code a dead letter carries. */
 export interface RejectCause {

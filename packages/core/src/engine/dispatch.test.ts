@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { EventHub } from '../observability/events.js';
-import type { Delivery, IncomingMessage } from '../transport/Transport.js';
+import type { Delivery, IncomingMessage } from '../transport/transport.js';
 import type { Abandonment } from './abandonment.js';
 import { DeliverySettler } from './deliverySettler.js';
 import { Dispatcher, type ProcessDelivery } from './dispatch.js';

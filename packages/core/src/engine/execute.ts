@@ -1,9 +1,9 @@
 import { ErrorCodes } from '../errors/codes.js';
 import { NonRetriableError, toError } from '../errors/handler.js';
-import { type IdemqError, isIdemqError } from '../errors/IdemqError.js';
+import { type IdemqError, isIdemqError } from '../errors/idemqError.js';
 import { ResultNotSerializableError, StoreUnavailableError } from '../errors/store.js';
 import { fingerprint } from '../ids/fingerprint.js';
-import type { ResultOmission, Store, StoredError } from '../store/Store.js';
+import type { ResultOmission, Store, StoredError } from '../store/store.js';
 import type { AbandonListener, Abandonment } from './abandonment.js';
 import { COMPLETE_TRIES } from './defaults.js';
 import type { HeldClaim, LeaseKeeper, LeaseListener, RenewalScheduler } from './leaseKeeper.js';

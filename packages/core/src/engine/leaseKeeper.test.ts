@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { memoryStore } from '../store/memoryStore.js';
-import type { Store, TransitionOutcome } from '../store/Store.js';
+import type { Store, TransitionOutcome } from '../store/store.js';
 import { RenewalScheduler } from './leaseKeeper.js';
 
 /** A store whose `renew` answers what the test says, and remembers when it was asked. */

@@ -1,4 +1,4 @@
-import type { Store } from '../store/Store.js';
+import type { Store } from '../store/store.js';
 import { EarliestTimer } from '../timing/earliestTimer.js';
 
 /** The claim a lease keeper renews. */

@@ -1,8 +1,8 @@
 import { type ErrorCode, ErrorCodes } from '../errors/codes.js';
-import { isIdemqError } from '../errors/IdemqError.js';
+import { isIdemqError } from '../errors/idemqError.js';
 import { toError } from '../errors/index.js';
 import type { EventHub } from '../observability/events.js';
-import type { Delivery } from '../transport/Transport.js';
+import type { Delivery } from '../transport/transport.js';
 import type { Abandonment } from './abandonment.js';
 import { type Decision, type DecisionPolicy, decide } from './decide.js';
 import type { DeliverySettler, RejectCause } from './deliverySettler.js';

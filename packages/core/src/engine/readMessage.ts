@@ -1,9 +1,9 @@
-import { isIdemqError } from '../errors/IdemqError.js';
+import { isIdemqError } from '../errors/idemqError.js';
 import { InvalidPayloadError, MalformedPayloadError } from '../errors/message.js';
 import { requestIdOfCloudEvent } from '../ids/cloudEvents.js';
 import { requestIdFromBytes, validateRequestId } from '../ids/requestId.js';
 import type { StandardSchemaResult, StandardSchemaV1 } from '../options/standardSchema.js';
-import type { IncomingMessage } from '../transport/Transport.js';
+import type { IncomingMessage } from '../transport/transport.js';
 import { decodeByContentType } from './decodeByContentType.js';
 import type { RequestIdSource } from './types.js';
 

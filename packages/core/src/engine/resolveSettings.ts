@@ -1,4 +1,4 @@
-import type { OptionsCheck } from '../options/OptionsCheck.js';
+import type { OptionsCheck } from '../options/optionsCheck.js';
 import { IDEMPOTENCY_DEFAULTS, RETRY_DEFAULTS } from './defaults.js';
 import type { ExecuteSettings } from './execute.js';
 import { RenewalScheduler } from './leaseKeeper.js';

@@ -1,8 +1,8 @@
 import type { FingerprintablePayload } from '../ids/fingerprint.js';
 import type { Logger } from '../observability/logger.js';
 import type { StandardSchemaV1 } from '../options/standardSchema.js';
-import type { ResultOmission, Store, StoredError } from '../store/Store.js';
-import type { IncomingMessage, Transport } from '../transport/Transport.js';
+import type { ResultOmission, Store, StoredError } from '../store/store.js';
+import type { IncomingMessage, Transport } from '../transport/transport.js';
 
 /** Options shared by `createIdempotency` and `createConsumer`. */
 export interface IdempotencyOptions {

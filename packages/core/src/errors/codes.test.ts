@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import * as core from '../index.js';
 import { ErrorCodes } from './codes.js';
-import { IdemqError } from './IdemqError.js';
+import { IdemqError } from './idemqError.js';
 
 const docsPath = new URL('../../../../docs/errors.md', import.meta.url);
 

@@ -1,5 +1,5 @@
 import { ErrorCodes } from './codes.js';
-import { IdemqError } from './IdemqError.js';
+import { IdemqError } from './idemqError.js';
 
 /**
  * Throw from a handler to dead-letter the message at once, without retries.

@@ -1,6 +1,6 @@
 export { type ErrorCode, ErrorCodes } from './codes.js';
 export { HandlerFailedError, NonRetriableError, toError } from './handler.js';
-export { IdemqError, type IdemqErrorOptions, isIdemqError } from './IdemqError.js';
+export { IdemqError, type IdemqErrorOptions, isIdemqError } from './idemqError.js';
 export {
   InvalidPayloadError,
   InvalidRequestIdError,

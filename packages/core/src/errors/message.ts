@@ -1,5 +1,5 @@
 import { ErrorCodes } from './codes.js';
-import { IdemqError } from './IdemqError.js';
+import { IdemqError } from './idemqError.js';
 
 /** A requestId that is missing, empty, not a string, not valid text or too long. */
 export class InvalidRequestIdError extends IdemqError {

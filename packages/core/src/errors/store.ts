@@ -1,5 +1,5 @@
 import { ErrorCodes } from './codes.js';
-import { IdemqError } from './IdemqError.js';
+import { IdemqError } from './idemqError.js';
 
 /** The store could not be reached or answered with an error; the operation may be retried. */
 export class StoreUnavailableError extends IdemqError {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ErrorCodes } from './codes.js';
-import { isIdemqError } from './IdemqError.js';
+import { isIdemqError } from './idemqError.js';
 import { PublishFailedError, type PublishFailure } from './transport.js';
 
 describe('PublishFailedError', () => {

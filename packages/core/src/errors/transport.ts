@@ -1,5 +1,5 @@
 import { ErrorCodes } from './codes.js';
-import { IdemqError } from './IdemqError.js';
+import { IdemqError } from './idemqError.js';
 
 /**
  * A transport could not give what was asked of it: the broker unreachable, or not answering, in

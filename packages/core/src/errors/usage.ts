@@ -1,5 +1,5 @@
 import { ErrorCodes } from './codes.js';
-import { IdemqError } from './IdemqError.js';
+import { IdemqError } from './idemqError.js';
 
 /** Options were invalid; `problems` lists every bad field, not just the first. */
 export class InvalidOptionsError extends IdemqError {

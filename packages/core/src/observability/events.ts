@@ -1,5 +1,5 @@
 import { type Channel, channel } from 'node:diagnostics_channel';
-import type { ResultOmission } from '../store/Store.js';
+import type { ResultOmission } from '../store/store.js';
 
 /** What each consumer event carries: enough for metrics and OpenTelemetry spans. */
 export interface ConsumerEvents {

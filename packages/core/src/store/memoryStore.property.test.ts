@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { manualClock } from '../testing/manualClock.js';
 import { memoryStore } from './memoryStore.js';
-import type { IdempotencyRecord, Store } from './Store.js';
+import type { IdempotencyRecord, Store } from './store.js';
 
 /*
  * Model-based test of the record state machine: random interleavings of claims, completions,

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { StoreClosedError } from '../errors/store.js';
 import { recordKey } from '../ids/recordKey.js';
 import { type Clock, monotonicClock } from '../observability/clock.js';
-import { OptionsCheck } from '../options/OptionsCheck.js';
+import { OptionsCheck } from '../options/optionsCheck.js';
 import { assertResultFits, DEFAULT_MAX_RESULT_BYTES } from './resultLimit.js';
 import {
   type ClaimOutcome,
@@ -16,7 +16,7 @@ import {
   type RenewRequest,
   type Store,
   type TransitionOutcome,
-} from './Store.js';
+} from './store.js';
 
 export interface MemoryStoreOptions {
   /**

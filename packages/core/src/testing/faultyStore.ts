@@ -1,5 +1,5 @@
 import { StoreUnavailableError } from '../errors/store.js';
-import type { Store } from '../store/Store.js';
+import type { Store } from '../store/store.js';
 
 /** A store wrapper whose outage tests switch on and off. */
 export interface FaultyStore extends Store {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidOptionsError } from '../errors/index.js';
 import { checkSubscribeRequest } from './checkSubscribeRequest.js';
-import type { SubscribeRequest } from './Transport.js';
+import type { SubscribeRequest } from './transport.js';
 
 const valid: SubscribeRequest = { source: 'q', maxInFlight: 8, onDelivery: () => undefined };
 

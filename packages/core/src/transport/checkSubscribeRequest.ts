@@ -1,5 +1,5 @@
-import { OptionsCheck } from '../options/OptionsCheck.js';
-import type { SubscribeRequest } from './Transport.js';
+import { OptionsCheck } from '../options/optionsCheck.js';
+import type { SubscribeRequest } from './transport.js';
 
 /**
  * Validates a `subscribe` request the same way on every transport, throwing one

@@ -1,4 +1,4 @@
-import type { RejectOptions } from './Transport.js';
+import type { RejectOptions } from './transport.js';
 import { WireNames } from './wireNames.js';
 
 /** Headers every adapter writes on a dead-lettered message. */

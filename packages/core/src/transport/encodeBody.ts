@@ -1,4 +1,4 @@
-import type { OutgoingMessage } from './Transport.js';
+import type { OutgoingMessage } from './transport.js';
 
 const JSON_TYPE = 'application/json';
 

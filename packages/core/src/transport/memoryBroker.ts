@@ -1,5 +1,5 @@
 import { ReadyQueue } from './readyQueue.js';
-import type { IncomingMessage } from './Transport.js';
+import type { IncomingMessage } from './transport.js';
 
 /** A message as the broker keeps it, between deliveries. */
 export interface StoredMessage {

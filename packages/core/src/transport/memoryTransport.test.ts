@@ -6,7 +6,7 @@ import { ErrorCodes } from '../errors/codes.js';
 import { TransportClosedError } from '../errors/transport.js';
 import { memoryBroker } from './memoryBroker.js';
 import { type MemoryTransport, memoryTransport } from './memoryTransport.js';
-import type { Delivery, Subscription } from './Transport.js';
+import type { Delivery, Subscription } from './transport.js';
 
 const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const text = (bytes: Uint8Array) => Buffer.from(bytes).toString('utf8');

@@ -1,7 +1,7 @@
 import { TransportClosedError } from '../errors/transport.js';
 import { validateRequestId } from '../ids/requestId.js';
 import { uuidv7 } from '../ids/uuidv7.js';
-import { OptionsCheck } from '../options/OptionsCheck.js';
+import { OptionsCheck } from '../options/optionsCheck.js';
 import { checkSubscribeRequest } from './checkSubscribeRequest.js';
 import { deadLetterHeaders } from './deadLetterHeaders.js';
 import { encodeBody } from './encodeBody.js';
@@ -13,7 +13,7 @@ import {
   type QueuedMessage,
   toIncoming,
 } from './memoryBroker.js';
-import { OnceSettlement } from './settleOnce.js';
+import { OnceSettlement } from './onceSettlement.js';
 import type {
   Capabilities,
   Delivery,
@@ -26,7 +26,7 @@ import type {
   SubscribeRequest,
   Subscription,
   Transport,
-} from './Transport.js';
+} from './transport.js';
 
 export interface MemoryTransportOptions {
   /** Share one broker between transports to model several connections. @default a new broker */

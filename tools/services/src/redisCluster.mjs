@@ -7,13 +7,13 @@ import { join } from 'node:path';
 import { ServiceError } from './errors.mjs';
 import { run } from './exec.mjs';
 import { answers, stopManaged } from './lifecycle.mjs';
-import { formatBlock, tailFile } from './log-tail.mjs';
+import { formatBlock, tailFile } from './logTail.mjs';
 import { ensureDir } from './paths.mjs';
 import { isRunning, readPidFile, removePidFile } from './pidfile.mjs';
 import { probeClusterNode, probeRedis } from './probes/redis.mjs';
 import { isPortOpen } from './probes/socket.mjs';
 import { waitUntilReady } from './readiness.mjs';
-import { requireRedisBinaries, spawnRedisServer } from './redis-server.mjs';
+import { requireRedisBinaries, spawnRedisServer } from './redisServer.mjs';
 import { statusOf } from './status.mjs';
 import { describeAddress, isExternal } from './urls.mjs';
 

@@ -1,4 +1,4 @@
-import type { RejectOptions, RetryOptions } from './Transport.js';
+import type { RejectOptions, RetryOptions } from './transport.js';
 
 /** The settlement verbs of one delivery, each effective once. */
 export interface Settlement {

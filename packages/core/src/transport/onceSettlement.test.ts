@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { OnceSettlement } from './settleOnce.js';
+import { OnceSettlement } from './onceSettlement.js';
 
 /** Broker calls that record what reached them; every one that returns counts as done. */
 interface BrokerCalls {

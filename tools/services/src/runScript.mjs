@@ -2,7 +2,7 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
-const registerTs = fileURLToPath(new URL('./register-ts.mjs', import.meta.url));
+const registerTs = fileURLToPath(new URL('./registerTs.mjs', import.meta.url));
 
 /**
  * Runs `source` as an ES module in a new Node process, as a user's short script would run, from

@@ -1,7 +1,7 @@
 import { StoreUnavailableError } from '@idemq/core';
 import { EarliestTimer } from '@idemq/core/adapter';
 import { storeError } from './errors.js';
-import type { ScriptRunner } from './ScriptRunner.js';
+import type { ScriptRunner } from './scriptRunner.js';
 import type { ScriptName } from './scripts.js';
 import type { SharedArgs } from './sharedArgs.js';
 import { keySlot } from './slot.js';

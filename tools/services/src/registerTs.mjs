@@ -4,4 +4,4 @@
 // checked; the typecheck script does that).
 import { register } from 'node:module';
 
-register('./ts-hooks.mjs', import.meta.url);
+register('./tsHooks.mjs', import.meta.url);
