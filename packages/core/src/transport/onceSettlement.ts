@@ -1,14 +1,7 @@
-import type { RejectOptions, RetryOptions } from './transport.js';
+import type { Delivery, RejectOptions, RetryOptions } from './transport.js';
 
-/** The settlement verbs of one delivery, each effective once. */
-export interface Settlement {
-  readonly settled: boolean;
-  ack(): Promise<boolean>;
-  retry(options?: RetryOptions): Promise<boolean>;
-  reject(options: RejectOptions): Promise<boolean>;
-  release(): Promise<boolean>;
-  extendLease(ms: number): Promise<boolean>;
-}
+/** The settlement verbs of one delivery, each effective once (a `Delivery` without its message). */
+export type Settlement = Omit<Delivery, 'message'>;
 
 type Verb = 'ack' | 'retry' | 'reject' | 'release';
 
