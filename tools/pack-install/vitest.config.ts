@@ -7,6 +7,6 @@ export default defineConfig({
     globalSetup: ['test/globalSetup.ts'],
     // Packing and an npm install from the registry come first.
     testTimeout: 180_000,
-    hookTimeout: 300_000,
+    hookTimeout: 600_000,
   },
 });

@@ -39,8 +39,9 @@ export async function installFresh(
   );
   return succeed(
     'npm',
-    ['install', '--no-audit', '--no-fund', '--prefer-online', ...tarballs, ...extra],
+    ['install', '--no-audit', '--no-fund', ...tarballs, ...extra],
     projectDir,
-    3 * MINUTE,
+    // A slow registry once took over 3 minutes to resolve the peers' trees.
+    8 * MINUTE,
   );
 }
