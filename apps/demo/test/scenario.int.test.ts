@@ -17,48 +17,26 @@ describe('the demo scenario on the real services', () => {
     expectCorrect(figures, lateDuplicates(scenario));
   });
 
-  it('processes 200 payments exactly once on real RabbitMQ with the Redis store', async () => {
-    const scenario = createScenario({
-      messages: 200,
-      duplicates: 0.25,
-      consumers: 3,
-      seed: 7,
-      timeoutMs: 40_000,
-      transport: 'rabbitmq',
-      store: 'redis',
-    });
-    const figures = await scenario.run();
-    expect(figures.transport).toBe('rabbitmq');
-    expectCorrect(figures, lateDuplicates(scenario));
-  });
+  const brokers = [
+    { transport: 'rabbitmq', name: 'RabbitMQ', seed: 7, timeoutMs: 40_000 },
+    { transport: 'kafka', name: 'Kafka', seed: 11, timeoutMs: 50_000 },
+    { transport: 'sqs', name: 'SQS (ElasticMQ)', seed: 13, timeoutMs: 50_000 },
+  ] as const;
 
-  it('processes 200 payments exactly once on real Kafka with the Redis store', async () => {
-    const scenario = createScenario({
-      messages: 200,
-      duplicates: 0.25,
-      consumers: 3,
-      seed: 11,
-      timeoutMs: 50_000,
-      transport: 'kafka',
-      store: 'redis',
+  for (const { transport, name, seed, timeoutMs } of brokers) {
+    it(`processes 200 payments exactly once on real ${name} with the Redis store`, async () => {
+      const scenario = createScenario({
+        messages: 200,
+        duplicates: 0.25,
+        consumers: 3,
+        seed,
+        timeoutMs,
+        transport,
+        store: 'redis',
+      });
+      const figures = await scenario.run();
+      expect(figures.transport).toBe(transport);
+      expectCorrect(figures, lateDuplicates(scenario));
     });
-    const figures = await scenario.run();
-    expect(figures.transport).toBe('kafka');
-    expectCorrect(figures, lateDuplicates(scenario));
-  });
-
-  it('processes 200 payments exactly once on real SQS (ElasticMQ) with the Redis store', async () => {
-    const scenario = createScenario({
-      messages: 200,
-      duplicates: 0.25,
-      consumers: 3,
-      seed: 13,
-      timeoutMs: 50_000,
-      transport: 'sqs',
-      store: 'redis',
-    });
-    const figures = await scenario.run();
-    expect(figures.transport).toBe('sqs');
-    expectCorrect(figures, lateDuplicates(scenario));
-  });
+  }
 });
