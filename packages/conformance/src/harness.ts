@@ -17,7 +17,7 @@ export interface StoreHarness {
   createStore(): Promise<Store>;
   /**
    * A store pointed at a server that cannot be reached (a closed port, say), for S10. Without it
-   * S10 is not registered: an in-process store cannot be unreachable.
+   * S10 is omitted: an in-process store cannot be unreachable.
    */
   createUnreachableStore?(): Promise<Store>;
   /**
@@ -79,7 +79,7 @@ export interface TransportHarness {
   /**
    * Cuts every connection of the transports this harness connected so far, as a broker restart
    * or a network failure would (C24); the transports must reconnect by themselves. Without it
-   * C24 is not registered.
+   * C24 is omitted.
    */
   interruptConnections?(): Promise<void> | void;
   timing?: TransportTiming;

@@ -1,4 +1,10 @@
 export {
+  type CaseResult,
+  type CollectedCase,
+  type RunCasesOptions,
+  runCollectedCases,
+} from './collectedCases.js';
+export {
   FOREIGN_EVENTS,
   type ForeignEvent,
   type ForeignProducerCase,
@@ -27,5 +33,8 @@ export {
   type SpyRecord,
   type WaitOptions,
 } from './spy.js';
-export { runStoreConformance } from './store/runStoreConformance.js';
-export { runTransportConformance } from './transport/runTransportConformance.js';
+export { collectStoreCases, runStoreConformance } from './store/runStoreConformance.js';
+export {
+  collectTransportCases,
+  runTransportConformance,
+} from './transport/runTransportConformance.js';

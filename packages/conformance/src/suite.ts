@@ -1,5 +1,3 @@
-import { it } from 'vitest';
-
 /** A case's environment: what it opened is closed by `dispose`. */
 export interface CaseEnv {
   dispose(): Promise<void>;
@@ -8,49 +6,75 @@ export interface CaseEnv {
 /** One case, registered under its id (e.g. `C06`) and a title that states what it asserts. */
 export type CaseBody<E> = (env: E) => Promise<void>;
 
+/** Runs a case; `onFinished` registers cleanup that must run however the case ends. */
+export type CaseRun = (onFinished: (cleanup: () => Promise<void>) => void) => Promise<void>;
+
 /**
- * Registers the cases of one suite inside a vitest `describe`, gives each a fresh environment
- * that is disposed when the case finishes (pass or fail), and reports once which cases were not
- * registered and why.
+ * Where a suite's cases go: vitest's `it` for the suites users run, a list for the negative
+ * controls that run the cases against broken implementations.
+ */
+export interface CaseRegistrar {
+  test(id: string, name: string, run: CaseRun, timeoutMs: number): void;
+  /** A case that cannot apply here; `name` carries the reason. */
+  omitted(id: string, name: string): void;
+}
+
+/** What `Suite.omit` records: shown in the test name and in the collection-time report. */
+export interface Omission {
+  id: string;
+  reason: string;
+}
+
+/**
+ * Registers the cases of one suite, gives each a fresh environment that is disposed when the
+ * case finishes (pass or fail), and registers every case that cannot apply as a skipped test
+ * whose name says why, so that test counts show it.
  */
 export class Suite<E extends CaseEnv, H> {
-  private readonly omitted: Array<{ id: string; reason: string }> = [];
+  private readonly omissions: Omission[] = [];
 
   constructor(
     /** The harness the suite runs against: registration reads its capabilities. */
     readonly harness: H,
     private readonly createEnv: () => E,
     private readonly caseTimeoutMs: number,
+    private readonly registrar: CaseRegistrar,
   ) {}
 
   /** Registers case `id`. */
   case(id: string, title: string, body: CaseBody<E>): void {
-    it(
-      `${id} ${title}`,
-      async (context) => {
-        const env = this.createEnv();
-        context.onTestFinished(() => env.dispose());
-        await body(env);
-      },
-      this.caseTimeoutMs,
-    );
+    const run: CaseRun = async (onFinished) => {
+      const env = this.createEnv();
+      onFinished(() => env.dispose());
+      await body(env);
+    };
+    this.registrar.test(id, `${id} ${title}`, run, this.caseTimeoutMs);
   }
 
-  /** Registers case `id`, unless `reason` says why it cannot apply: then it is left out. */
+  /** Registers case `id`, unless `reason` says why it cannot apply: then it is omitted. */
   caseUnless(reason: string | undefined, id: string, title: string, body: CaseBody<E>): void {
     if (reason === undefined) this.case(id, title, body);
     else this.omit(id, reason);
   }
 
-  /** Leaves case `id` out, and says why in the one-time report. */
+  /** Registers case `id` as skipped, with the reason it cannot apply in its name. */
   omit(id: string, reason: string): void {
-    this.omitted.push({ id, reason });
+    this.omissions.push({ id, reason });
+    this.registrar.omitted(id, `${id} omitted: ${reason}`);
   }
 
-  /** Prints (once, at collection) the cases not registered for this harness. */
+  /** The cases omitted so far. */
+  get omitted(): readonly Omission[] {
+    return this.omissions;
+  }
+
+  /**
+   * Prints (once, at collection) one line per omitted case, in a form the CI summary
+   * (`scripts/testSummary.mjs`) collects: `[idemq-conformance] omitted <suite> | <id>: <reason>`.
+   */
   report(suiteName: string): void {
-    if (this.omitted.length === 0) return;
-    const lines = this.omitted.map(({ id, reason }) => `  ${id}: ${reason}`).join('\n');
-    console.info(`[${suiteName}] cases not registered:\n${lines}`);
+    for (const { id, reason } of this.omissions) {
+      console.info(`[idemq-conformance] omitted ${suiteName} | ${id}: ${reason}`);
+    }
   }
 }

@@ -1,6 +1,8 @@
 import { describe } from 'vitest';
+import { CaseList, type CollectedCase } from '../collectedCases.js';
 import { resolveStoreTiming, type StoreHarness } from '../harness.js';
-import { Suite } from '../suite.js';
+import { type CaseRegistrar, Suite } from '../suite.js';
+import { vitestRegistrar } from '../vitestRegistrar.js';
 import { registerBatchCases } from './batch.js';
 import { registerClaimCases } from './claim.js';
 import { registerClosedCases } from './closed.js';
@@ -32,21 +34,36 @@ import { StoreEnv } from './storeEnv.js';
  * });
  */
 export function runStoreConformance(harness: StoreHarness): void {
-  const timing = resolveStoreTiming(harness.timing);
   const title = `store conformance: ${harness.name}`;
   describe(title, () => {
-    const suite = new Suite(harness, () => new StoreEnv(harness, timing), caseTimeoutMs(timing));
-    registerClaimCases(suite);
-    registerLeaseCases(suite);
-    registerRecordCases(suite);
-    registerOutageCases(suite);
-    registerBatchCases(suite);
-    registerLapsedLeaseCases(suite);
-    registerFingerprintCases(suite);
-    registerClosedCases(suite);
-    registerResultOmittedCases(suite);
-    suite.report(title);
+    registerStoreCases(harness, vitestRegistrar).report(title);
   });
+}
+
+/**
+ * The store cases for `harness`, as a list to run with `runCollectedCases` instead of as vitest
+ * tests: how the negative controls prove that broken stores fail them.
+ */
+export function collectStoreCases(harness: StoreHarness): CollectedCase[] {
+  const list = new CaseList();
+  registerStoreCases(harness, list);
+  return list.cases;
+}
+
+function registerStoreCases(harness: StoreHarness, registrar: CaseRegistrar) {
+  const timing = resolveStoreTiming(harness.timing);
+  const createEnv = () => new StoreEnv(harness, timing);
+  const suite = new Suite(harness, createEnv, caseTimeoutMs(timing), registrar);
+  registerClaimCases(suite);
+  registerLeaseCases(suite);
+  registerRecordCases(suite);
+  registerOutageCases(suite);
+  registerBatchCases(suite);
+  registerLapsedLeaseCases(suite);
+  registerFingerprintCases(suite);
+  registerClosedCases(suite);
+  registerResultOmittedCases(suite);
+  return suite;
 }
 
 /** Generous per-case timeout: the longest case waits a few leases plus an outage bound. */

@@ -1,10 +1,12 @@
 import { describe } from 'vitest';
+import { CaseList, type CollectedCase } from '../collectedCases.js';
 import {
   resolveTransportTiming,
   TRANSPORT_TIMING_DEFAULTS,
   type TransportHarness,
 } from '../harness.js';
-import { Suite } from '../suite.js';
+import { type CaseRegistrar, Suite } from '../suite.js';
+import { vitestRegistrar } from '../vitestRegistrar.js';
 import { registerAfterCloseCases } from './afterClose.js';
 import { registerConcurrencyCases } from './concurrency.js';
 import { registerCrashCases } from './crash.js';
@@ -49,24 +51,40 @@ import { TransportEnv } from './transportEnv.js';
  */
 export function runTransportConformance(harness: TransportHarness): void {
   checkHarness(harness);
-  const timing = resolveTransportTiming(harness.timing);
   const title = `transport conformance: ${harness.name}`;
   describe(title, () => {
-    const suite = new Suite(harness, () => new TransportEnv(harness, timing), timing.caseTimeoutMs);
-    registerDeliveryCases(suite);
-    registerSettlementCases(suite);
-    registerDeadLetterCases(suite);
-    registerOrderingCases(suite);
-    registerConcurrencyCases(suite);
-    registerLeaseCases(suite);
-    registerLifecycleCases(suite);
-    registerAfterCloseCases(suite);
-    registerDedupCases(suite);
-    registerCrashCases(suite);
-    registerObservabilityCases(suite);
-    registerReconnectCases(suite);
-    suite.report(title);
+    registerTransportCases(harness, vitestRegistrar).report(title);
   });
+}
+
+/**
+ * The transport cases for `harness`, as a list to run with `runCollectedCases` instead of as
+ * vitest tests: how the negative controls prove that broken transports fail them.
+ */
+export function collectTransportCases(harness: TransportHarness): CollectedCase[] {
+  checkHarness(harness);
+  const list = new CaseList();
+  registerTransportCases(harness, list);
+  return list.cases;
+}
+
+function registerTransportCases(harness: TransportHarness, registrar: CaseRegistrar) {
+  const timing = resolveTransportTiming(harness.timing);
+  const createEnv = () => new TransportEnv(harness, timing);
+  const suite = new Suite(harness, createEnv, timing.caseTimeoutMs, registrar);
+  registerDeliveryCases(suite);
+  registerSettlementCases(suite);
+  registerDeadLetterCases(suite);
+  registerOrderingCases(suite);
+  registerConcurrencyCases(suite);
+  registerLeaseCases(suite);
+  registerLifecycleCases(suite);
+  registerAfterCloseCases(suite);
+  registerDedupCases(suite);
+  registerCrashCases(suite);
+  registerObservabilityCases(suite);
+  registerReconnectCases(suite);
+  return suite;
 }
 
 /** A harness mistake fails loudly at collection instead of as odd case failures. */
