@@ -69,7 +69,10 @@ describe('the size boundary (quorum queues)', () => {
     const tooLarge = `too-large-${randomUUID()}`;
     const refused = await transport
       .publish(source, { requestId: tooLarge, body: new Uint8Array(MAX_BODY_BYTES + 1) })
-      .then(() => undefined, (error: unknown) => error);
+      .then(
+        () => undefined,
+        (error: unknown) => error,
+      );
     expect(refused).toBeInstanceOf(PublishFailedError);
     expect(refused).toMatchObject({
       code: ErrorCodes.PUBLISH_FAILED,
@@ -89,7 +92,7 @@ describe('the size boundary (quorum queues)', () => {
     expect(errors).toEqual([]);
   });
 
-  it("dead-letters a larger body from another producer with IDEMQ_ERR_PAYLOAD_TOO_LARGE and keeps consuming", async () => {
+  it('dead-letters a larger body from another producer with IDEMQ_ERR_PAYLOAD_TOO_LARGE and keeps consuming', async () => {
     const source = uniqueSource('size-foreign');
     const { transport, handled, deadLetters, errors } = await consume(source);
     const raw = await amqplib.connect(inject('amqp').url);
