@@ -44,6 +44,7 @@ export {
   isIdemqError,
   MalformedPayloadError,
   NonRetriableError,
+  OversizedPayloadError,
   PayloadNotFingerprintableError,
   type PublishFailedDetails,
   PublishFailedError,

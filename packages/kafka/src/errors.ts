@@ -4,19 +4,47 @@ import type { ProducedRecord } from './client.js';
 /** Core's, so that one check catches them from every adapter. */
 export { PublishFailedError, TransportUnavailableError };
 
-/** Bytes of a record as the broker's size limit counts them, near enough: value, key, headers. */
-export function recordBytes(record: ProducedRecord): number {
-  let bytes = (record.value?.byteLength ?? 0) + byteLength(record.key);
+/**
+ * Bytes of the record batch (format v2, uncompressed) that carries `record` alone, which is what
+ * the broker's `message.max.bytes` / the topic's `max.message.bytes` limit: the batch header,
+ * then the record with its varint-framed key, value and headers.
+ */
+export function recordBatchBytes(record: ProducedRecord): number {
+  // attributes (1 byte), timestampDelta 0 and offsetDelta 0 (a one-byte varint each)
+  let body = 3 + field(record.key) + field(record.value);
+  let count = 0;
   for (const [name, value] of Object.entries(record.headers)) {
-    bytes += Buffer.byteLength(name);
-    for (const part of Array.isArray(value) ? value : [value]) bytes += byteLength(part);
+    for (const part of Array.isArray(value) ? value : [value]) {
+      body += field(name) + field(part);
+      count++;
+    }
   }
-  return bytes;
+  body += varintBytes(count);
+  return RECORD_BATCH_HEADER_BYTES + varintBytes(body) + body;
 }
 
-function byteLength(value: string | Buffer | null | undefined): number {
-  if (value === null || value === undefined) return 0;
-  return typeof value === 'string' ? Buffer.byteLength(value) : value.byteLength;
+/**
+ * Offset, length, leader epoch, magic, CRC, attributes, last offset delta, two timestamps,
+ * producer id and epoch, base sequence and record count.
+ */
+const RECORD_BATCH_HEADER_BYTES = 61;
+
+/** A length-prefixed field of a record: its varint length (-1 for null), then its bytes. */
+function field(value: string | Buffer | null | undefined): number {
+  if (value === null || value === undefined) return varintBytes(-1);
+  const bytes = typeof value === 'string' ? Buffer.byteLength(value) : value.byteLength;
+  return varintBytes(bytes) + bytes;
+}
+
+/** Bytes of a zigzag-encoded varint, as Kafka records frame their numbers. */
+function varintBytes(value: number): number {
+  let zigzag = value >= 0 ? value * 2 : -value * 2 - 1;
+  let bytes = 1;
+  while (zigzag >= 0x80) {
+    zigzag = Math.floor(zigzag / 0x80);
+    bytes++;
+  }
+  return bytes;
 }
 
 /** Throws `PublishFailedError` (`too-large`) when `record` is over `maxBytes`. */
@@ -26,10 +54,10 @@ export function assertRecordFits(
   maxBytes: number,
   requestId: string,
 ): void {
-  const bytes = recordBytes(record);
+  const bytes = recordBatchBytes(record);
   if (bytes > maxBytes) {
     throw new PublishFailedError(
-      `The record for topic "${topic}" is ${bytes} bytes (value, key and headers), over the ` +
+      `The record for topic "${topic}" is ${bytes} bytes as a record batch (value, key, headers and framing), over the ` +
         `${maxBytes}-byte limit (maxPayloadBytes; the broker's message.max.bytes)`,
       { failure: 'too-large', destination: topic, requestId },
     );

@@ -100,7 +100,12 @@ export interface KafkaTransportOptions {
    * @default 100
    */
   commitIntervalMs?: number;
-  /** Largest payload, as declared in `capabilities` (the broker's `message.max.bytes`). @default 1000000 */
+  /**
+   * Largest record `publish` sends, counted as the broker counts `message.max.bytes` (and a
+   * topic's `max.message.bytes`): the record batch that carries it alone, with its key, headers
+   * and framing. Set it to the topic's limit to refuse exactly what the broker would.
+   * @default 1000000
+   */
   maxPayloadBytes?: number;
   /** Transport warnings and, when given, kafkajs logs (otherwise silenced). */
   logger?: Logger;

@@ -1,7 +1,7 @@
 import { PublishFailedError as CorePublishFailedError } from '@idemq/core';
 import type { ConfirmChannel, Message } from 'amqplib';
 import { describe, expect, it } from 'vitest';
-import { ConfirmTracker } from './confirms.js';
+import { ConfirmTracker, NACK_RETRY_PAUSES_MS } from './confirms.js';
 import { PublishFailedError } from './errors.js';
 
 type Callback = (error: unknown) => void;
@@ -9,6 +9,7 @@ type Callback = (error: unknown) => void;
 /** A confirm channel that confirms only when the test says so, as a stalled queue would. */
 function stallingChannel() {
   const confirms: Callback[] = [];
+  let nackAll = false;
   let onReturn: ((message: Message) => void) | undefined;
   const channel = {
     on(event: string, listener: (message: Message) => void) {
@@ -17,12 +18,18 @@ function stallingChannel() {
     },
     publish(_exchange: string, _key: string, _content: Buffer, _options: unknown, cb: Callback) {
       confirms.push(cb);
+      if (nackAll) queueMicrotask(() => cb(new Error('message nacked')));
       return true;
     },
   };
   return {
     channel: channel as unknown as ConfirmChannel,
     confirm: (i: number, error?: unknown) => confirms[i]?.(error),
+    /** Every publish, this one and later ones, is nacked as soon as it is made. */
+    nackAll: () => {
+      nackAll = true;
+    },
+    published: () => confirms.length,
     returnMessage: (exchange: string, routingKey: string, messageId: string) =>
       onReturn?.({
         content: Buffer.from(''),
@@ -76,15 +83,40 @@ describe('ConfirmTracker', () => {
     expect(performance.now() - secondStartedAt).toBeGreaterThanOrEqual(35);
   });
 
-  it('rejects a returned message as unroutable, and a nacked one as nacked', async () => {
+  it('rejects a returned message as unroutable at once', async () => {
     const fake = stallingChannel();
     const tracker = new ConfirmTracker(fake.channel, 1_000);
     const returned = tracker.publish('ex', '', Buffer.from('x'), { messageId: 'a' });
-    const nacked = tracker.publish('ex', '', Buffer.from('x'), { messageId: 'b' });
     fake.returnMessage('ex', '', 'a');
     fake.confirm(0);
-    fake.confirm(1, new Error('message nacked'));
     await expect(returned).rejects.toMatchObject({ failure: 'unroutable' });
-    await expect(nacked).rejects.toMatchObject({ failure: 'nacked' });
+    expect(fake.published()).toBe(1);
+  });
+
+  it('publishes a nacked message again after each pause, and rejects as nacked after the last try', async () => {
+    const fake = stallingChannel();
+    fake.nackAll();
+    const tracker = new ConfirmTracker(fake.channel, 1_000);
+    const startedAt = performance.now();
+    const error = await tracker
+      .publish('ex', '', Buffer.from('x'), { messageId: 'b' })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(PublishFailedError);
+    expect(error).toMatchObject({ failure: 'nacked', destination: 'ex', requestId: 'b' });
+    expect(fake.published()).toBe(NACK_RETRY_PAUSES_MS.length + 1);
+    const pausesMs = NACK_RETRY_PAUSES_MS.reduce((sum, ms) => sum + ms, 0);
+    expect(performance.now() - startedAt).toBeGreaterThanOrEqual(pausesMs - 5);
+    expect(pausesMs).toBeLessThan(1_000);
+  });
+
+  it('resolves once a later try is confirmed', async () => {
+    const fake = stallingChannel();
+    const tracker = new ConfirmTracker(fake.channel, 1_000);
+    const publishing = tracker.publish('ex', '', Buffer.from('x'), { messageId: 'c' });
+    fake.confirm(0, new Error('message nacked'));
+    while (fake.published() < 2) await new Promise((resolve) => setTimeout(resolve, 5));
+    fake.confirm(1);
+    await expect(publishing).resolves.toBeUndefined();
+    expect(fake.published()).toBe(2);
   });
 });

@@ -40,8 +40,29 @@ export class ConfirmTracker {
     channel.on('return', (message: Message) => this.onReturn(message));
   }
 
-  /** Publishes `content`; resolves when confirmed, rejects with `PublishFailedError`. */
-  publish(
+  /**
+   * Publishes `content`; resolves when confirmed, rejects with `PublishFailedError`. A nack is
+   * tried again after each of `NACK_RETRY_PAUSES_MS`: a quorum queue declared a moment ago nacks
+   * while it elects its leader. The last nack rejects as `nacked`.
+   */
+  async publish(
+    exchange: string,
+    routingKey: string,
+    content: Buffer,
+    options: Options.Publish,
+  ): Promise<void> {
+    for (const pauseMs of [...NACK_RETRY_PAUSES_MS, undefined]) {
+      try {
+        return await this.publishOnce(exchange, routingKey, content, options);
+      } catch (error) {
+        const nacked = error instanceof PublishFailedError && error.failure === 'nacked';
+        if (!nacked || pauseMs === undefined) throw error;
+        await new Promise((resolve) => setTimeout(resolve, pauseMs));
+      }
+    }
+  }
+
+  private publishOnce(
     exchange: string,
     routingKey: string,
     content: Buffer,
@@ -96,7 +117,7 @@ export class ConfirmTracker {
               reject(
                 new PublishFailedError(
                   nacked
-                    ? `RabbitMQ refused the message published to exchange "${exchange}" (basic.nack)`
+                    ? `RabbitMQ refused the message published to exchange "${exchange}" (basic.nack, ${NACK_RETRY_PAUSES_MS.length + 1} tries)`
                     : `The channel closed before RabbitMQ confirmed the message to exchange "${exchange}"`,
                   { failure: nacked ? 'nacked' : 'unconfirmed', ...target, cause: error },
                 ),
@@ -156,6 +177,9 @@ export class ConfirmTracker {
     if (first) first.returned = true;
   }
 }
+
+/** Pauses before the second and third try of a publish the broker nacked. */
+export const NACK_RETRY_PAUSES_MS: readonly number[] = [100, 400];
 
 /** The requestId a publish carries as text: `messageId`, else the header fallback. */
 function requestIdOf(messageId: unknown, headers: unknown): string | undefined {

@@ -5,7 +5,7 @@ import type { ConsumerEvents } from '../observability/events.js';
 import { memoryStore } from '../store/memoryStore.js';
 import { type MemoryBroker, memoryBroker } from '../transport/memoryBroker.js';
 import { memoryTransport } from '../transport/memoryTransport.js';
-import type { Delivery, Transport } from '../transport/transport.js';
+import type { Capabilities, Delivery, Transport } from '../transport/transport.js';
 import { createConsumer } from './createConsumer.js';
 import { decodeByContentType } from './decodeByContentType.js';
 import type { ConsumedMessage, ConsumerOptions } from './types.js';
@@ -21,10 +21,10 @@ let counter = 0;
  * The memory transport, with CloudEvents read from `ce_id` / `ce_source` headers as a broker
  * adapter would (the memory transport itself has no binding to follow).
  */
-function withCloudEvents(transport: Transport): Transport {
+function withCloudEvents(transport: Transport, capabilities: Partial<Capabilities>): Transport {
   return {
     name: transport.name,
-    capabilities: transport.capabilities,
+    capabilities: { ...transport.capabilities, ...capabilities },
     publish: (destination, message) => transport.publish(destination, message),
     close: () => transport.close(),
     subscribe: (request) =>
@@ -55,10 +55,13 @@ function withMessage(delivery: Delivery, message: Delivery['message']): Delivery
   };
 }
 
-function setup(options: Partial<ConsumerOptions<unknown, unknown>> = {}) {
+function setup(
+  options: Partial<ConsumerOptions<unknown, unknown>> = {},
+  capabilities: Partial<Capabilities> = {},
+) {
   const id = ++counter;
   const broker: MemoryBroker = memoryBroker();
-  const transport = withCloudEvents(memoryTransport({ broker }));
+  const transport = withCloudEvents(memoryTransport({ broker }), capabilities);
   const source = `decoding-${id}`;
   const seen: ConsumedMessage<unknown>[] = [];
   const events: { [E in keyof ConsumerEvents]?: ConsumerEvents[E][] } = {};
@@ -164,6 +167,45 @@ describe('createConsumer: decoding by content type', () => {
     s.foreign('quiet', { requestId: 'u-2', contentType: 'text/plain' });
     await s.waitSettled(2);
     expect(s.seen.map((m) => m.value)).toEqual(['SHOUT', 'quiet']);
+  });
+});
+
+describe('createConsumer: maxPayloadBytes', () => {
+  it('processes a body of exactly maxPayloadBytes, dead-letters one byte more undecoded, and goes on', async () => {
+    const s = setup({ maxPayloadBytes: 16 });
+    await s.consumer.start();
+    s.foreign('x'.repeat(16), { requestId: 'fits', contentType: 'text/plain' });
+    s.foreign('x'.repeat(17), { requestId: 'over', contentType: 'text/plain' });
+    s.foreign('after', { requestId: 'after', contentType: 'text/plain' });
+    await s.waitSettled(3);
+    expect(s.seen.map((m) => m.requestId)).toEqual(['fits', 'after']);
+    expect(s.events['dead-letter']).toEqual([
+      expect.objectContaining({ requestId: 'over', code: ErrorCodes.PAYLOAD_TOO_LARGE }),
+    ]);
+    expect(s.events['dead-letter']?.[0]?.reason).toMatch(/17 bytes, over .* 16-byte limit/);
+  });
+
+  it("defaults to the transport's maxPayloadBytes, and to no limit when it declares none", async () => {
+    const limited = setup({}, { maxPayloadBytes: 4 });
+    await limited.consumer.start();
+    limited.foreign('four', { requestId: 'fits', contentType: 'text/plain' });
+    limited.foreign('five!', { requestId: 'over', contentType: 'text/plain' });
+    await limited.waitSettled(2);
+    expect(limited.seen.map((m) => m.requestId)).toEqual(['fits']);
+    expect(limited.events['dead-letter']?.map((d) => d.code)).toEqual([
+      ErrorCodes.PAYLOAD_TOO_LARGE,
+    ]);
+
+    const unlimited = setup();
+    expect(unlimited.transport.capabilities.maxPayloadBytes).toBeNull();
+    await unlimited.consumer.start();
+    unlimited.foreign('x'.repeat(100_000), { requestId: 'big', contentType: 'text/plain' });
+    await unlimited.waitSettled(1);
+    expect(unlimited.seen.map((m) => m.requestId)).toEqual(['big']);
+  });
+
+  it('refuses a maxPayloadBytes that is not a positive integer', () => {
+    expect(() => setup({ maxPayloadBytes: 0 })).toThrow(/maxPayloadBytes/);
   });
 });
 

@@ -16,6 +16,7 @@ export function validateConsumerOptions<T, R>(options: ConsumerOptions<T, R>): v
     .text('group', options.group, true)
     .fn('handler', options.handler)
     .integer('concurrency', options.concurrency, 1, 10_000)
+    .integer('maxPayloadBytes', options.maxPayloadBytes, 1)
     .fn('decode', options.decode, true)
     .fn('deriveRequestId', options.deriveRequestId, true)
     .oneOf('requestIdFrom', options.requestIdFrom, ['transport', 'cloudevents'])

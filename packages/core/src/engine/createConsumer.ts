@@ -79,6 +79,8 @@ export function createConsumer<T = unknown, R = unknown>(options: ConsumerOption
         options.inProgressRetryMaxDelayMs ?? CONSUMER_DEFAULTS.inProgressRetryMaxDelayMs,
     },
     maxRequestIdBytes: options.maxRequestIdBytes ?? IDEMPOTENCY_DEFAULTS.maxRequestIdBytes,
+    maxPayloadBytes:
+      options.maxPayloadBytes ?? options.transport.capabilities?.maxPayloadBytes ?? undefined,
     source,
     events,
     settler,

@@ -1,6 +1,6 @@
 import { type ErrorCode, ErrorCodes } from '../errors/codes.js';
 import { isIdemqError } from '../errors/idemqError.js';
-import { toError } from '../errors/index.js';
+import { OversizedPayloadError, toError } from '../errors/index.js';
 import type { EventHub } from '../observability/events.js';
 import type { Delivery } from '../transport/transport.js';
 import type { Abandonment } from './abandonment.js';
@@ -20,6 +20,8 @@ export interface DeliveryStep<T, R> {
   settings: ExecuteSettings;
   decisionPolicy: DecisionPolicy;
   maxRequestIdBytes: number;
+  /** Larger bodies are dead-lettered undecoded; undefined: no limit. */
+  maxPayloadBytes: number | undefined;
   source: string;
   events: EventHub;
   settler: DeliverySettler;
@@ -48,6 +50,11 @@ export function processDelivery<T, R>(step: DeliveryStep<T, R>): ProcessDelivery
     } catch (thrown) {
       const cause = causeOf(thrown, ErrorCodes.REQUEST_ID_INVALID);
       return settler.reject(delivery, undefined, cause, undefined);
+    }
+    const { maxPayloadBytes } = step;
+    if (maxPayloadBytes !== undefined && message.body.byteLength > maxPayloadBytes) {
+      const tooLarge = new OversizedPayloadError(message.body.byteLength, maxPayloadBytes);
+      return settler.reject(delivery, requestId, causeOf(tooLarge, tooLarge.code), undefined);
     }
     try {
       const read = readPayload(message, options.decode, options.schema);

@@ -174,6 +174,14 @@ export interface ConsumerOptions<T, R> extends IdempotencyOptions {
   /** Any Standard Schema validator (zod, valibot, arktype…); failures are dead-lettered. */
   schema?: StandardSchemaV1<unknown, T>;
   /**
+   * Largest body, in bytes as delivered, the consumer decodes. A larger one (sent by a producer
+   * that is not idemq) is dead-lettered with `IDEMQ_ERR_PAYLOAD_TOO_LARGE` before it is decoded
+   * or claimed.
+   * @default the transport's `capabilities.maxPayloadBytes` (what its `publish` accepts); no
+   *   limit when the transport declares none
+   */
+  maxPayloadBytes?: number;
+  /**
    * Where the requestId comes from. `'cloudevents'`: the CloudEvents binary-mode (source, id)
    * pair when the message carries one (see `cloudEventsRequestId`), else as `'transport'`.
    * @default 'transport' (the transport's own requestId, else `deriveRequestId`)

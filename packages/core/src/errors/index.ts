@@ -5,6 +5,7 @@ export {
   InvalidPayloadError,
   InvalidRequestIdError,
   MalformedPayloadError,
+  OversizedPayloadError,
   PayloadNotFingerprintableError,
 } from './message.js';
 export {

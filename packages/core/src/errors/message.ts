@@ -31,6 +31,24 @@ export class InvalidPayloadError extends IdemqError {
 }
 
 /**
+ * A delivered body over the consumer's `maxPayloadBytes`: a producer that is not idemq sent
+ * what idemq's own publish would have refused. Dead-lettered before it is decoded.
+ */
+export class OversizedPayloadError extends IdemqError {
+  readonly bytes: number;
+  readonly maxBytes: number;
+  constructor(bytes: number, maxBytes: number) {
+    super(
+      ErrorCodes.PAYLOAD_TOO_LARGE,
+      `Payload is ${bytes} bytes, over the consumer's ${maxBytes}-byte limit (maxPayloadBytes)`,
+      { retriable: false },
+    );
+    this.bytes = bytes;
+    this.maxBytes = maxBytes;
+  }
+}
+
+/**
  * A payload given to `run()` that `fingerprint` cannot encode canonically (a BigInt, a function,
  * a cycle, a `Date` or other non-plain object, a number that is not finite). `path` says where,
  * as in `payload.items[2].price`. Nothing was claimed or run.
