@@ -136,7 +136,8 @@ describe('redisStore error paths on a private redis-server', () => {
 
   it('out of memory under noeviction: new claims fail retriably (out-of-memory), nothing is written, reads still answer; claims go through once memory frees', async () => {
     const done = await claim('done-before');
-    if (done.status !== 'claimed') throw new Error('not claimed');
+    const held = await claim('held-before');
+    if (done.status !== 'claimed' || held.status !== 'claimed') throw new Error('not claimed');
     await store.complete({ scope, requestId: 'done-before', token: done.token, ttlMs: 60_000 });
 
     // Memory held by a value that expires, with the limit below what is used now.
@@ -161,6 +162,11 @@ describe('redisStore error paths on a private redis-server', () => {
     expect(outcomes[1]).toMatchObject({ status: 'duplicate' });
     expect(await admin.dbsize()).toBe(keysBefore);
     for (const id of ['oom1', 'oom2', 'oom3']) expect(await admin.exists(keyOf(id))).toBe(0);
+    // A completion deletes fields before it writes: Redis lets it through, the work is recorded.
+    expect(
+      await store.complete({ scope, requestId: 'held-before', token: held.token, ttlMs: 60_000 }),
+    ).toBe('ok');
+    expect((await store.inspect({ scope, requestId: 'held-before' }))?.state).toBe('COMPLETED');
 
     // The filler expires, memory frees, and the same ids are claimed as new.
     await until(
