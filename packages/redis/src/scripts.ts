@@ -55,9 +55,8 @@ end
  * owned by the token in its first argument, run `body` (which sees `key`, `base` — the key's
  * argument offset —, `now` and `nowMs` unless `clock` is false, and `h`: the fields `s`, `o`,
  * then `extraFields`) and answer 1; answer 0, changing nothing, for every other key (or an error
- * element, see above, when its step raised one). Each server
- * command costs a Lua round trip into Redis, so bodies read what they need in this one HMGET and
- * write with one HSET.
+ * element, see above, when its step raised one). Each server command costs a Lua round trip into
+ * Redis, so bodies read what they need in this one HMGET and write with one HSET.
  */
 function fencedTransition(
   shared: number,
