@@ -52,7 +52,10 @@ export {
   ResultNotSerializableError,
   ResultTooLargeError,
   StoreClosedError,
+  StoreRejectedError,
+  type StoreRejection,
   StoreUnavailableError,
+  type StoreUnavailableReason,
   TransportClosedError,
   TransportUnavailableError,
 } from './errors/index.js';

@@ -1,6 +1,6 @@
 import { StoreUnavailableError } from '@idemq/core';
 import { EarliestTimer } from '@idemq/core/adapter';
-import { storeError } from './errors.js';
+import { classifyRedisError, unexpectedReply } from './errorClassifier.js';
 import type { ScriptRunner } from './scriptRunner.js';
 import type { ScriptName } from './scripts.js';
 import type { SharedArgs } from './sharedArgs.js';
@@ -150,7 +150,10 @@ export class Coalescer {
     return replies;
   }
 
-  /** One script call for `batch`, checked for shape; errors become typed store errors. */
+  /**
+   * One script call for `batch`, checked for shape; errors become typed store errors. A key's
+   * own error comes back as its element of the reply, for its caller alone to decode.
+   */
   private async send(
     script: ScriptName,
     shared: SharedArgs,
@@ -158,20 +161,24 @@ export class Coalescer {
     budgetMs: number,
   ): Promise<unknown[]> {
     try {
-      if (budgetMs <= 0) throw new Error(`timed out after ${this.options.timeoutMs} ms`);
+      if (budgetMs <= 0) {
+        throw new StoreUnavailableError(
+          `Redis ${script} timed out after ${this.options.timeoutMs} ms`,
+          { reason: 'timeout' },
+        );
+      }
       const reply = await this.bounded(
         this.options.runner.run(script, keysOf(batch), argsOf(shared, batch)),
         Math.ceil(budgetMs),
         script,
       );
+      // Not one element per key: no key's outcome can be trusted, and no record is to blame.
       if (!Array.isArray(reply) || reply.length !== batch.length) {
-        throw new Error(
-          `unexpected ${script} reply of length ${String((reply as unknown[])?.length)}`,
-        );
+        throw unexpectedReply(script, reply, 'store');
       }
       return reply;
     } catch (error) {
-      throw storeError(script, error);
+      throw classifyRedisError(script, error);
     }
   }
 
@@ -181,7 +188,11 @@ export class Coalescer {
       const entry: InFlightCall = {
         deadline: performance.now() + budgetMs,
         expire: () =>
-          reject(new StoreUnavailableError(`Redis ${script} timed out after ${budgetMs} ms`)),
+          reject(
+            new StoreUnavailableError(`Redis ${script} timed out after ${budgetMs} ms`, {
+              reason: 'timeout',
+            }),
+          ),
       };
       this.inFlight.add(entry);
       this.deadlines.request(entry.deadline);

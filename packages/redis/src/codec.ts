@@ -5,21 +5,31 @@ import type {
   RecordState,
   ResultOmission,
   StoredError,
+  TransitionOutcome,
 } from '@idemq/core';
+import { classifyRecordError, unexpectedReply } from './errorClassifier.js';
 
 const text = (value: unknown): string => (typeof value === 'string' ? value : String(value ?? ''));
+
+/** A number the reply must hold; anything else makes the whole element unreadable. */
+function numberIn(reply: unknown, field: unknown): number {
+  const value = Number(field);
+  if (field === '' || !Number.isFinite(value)) throw unexpectedReply('claim', reply, 'record');
+  return value;
+}
 
 /**
  * One key's element of the claim script's reply; `token` is the one the caller generated and
  * sent, `leaseMs` the lease it asked for. A new id claimed answers the server's clock in µs
  * alone (fencing token; attempt 1; lease until that instant's ms + `leaseMs`, as the script
- * computed it), anything else 8 fields, read where needed: this runs for every message.
+ * computed it), anything else 8 fields, read where needed: this runs for every message. An
+ * element the script answered with an error, or one that cannot be read, rejects with a typed
+ * store error for this record alone.
  */
 export function decodeClaim(reply: unknown, token: string, leaseMs: number): ClaimOutcome {
   if (!Array.isArray(reply)) {
     const micros = text(reply);
-    if (!/^\d{7,}$/.test(micros))
-      throw new Error(`unexpected claim reply ${JSON.stringify(micros)}`);
+    if (!/^\d{7,}$/.test(micros)) throw unexpectedReply('claim', reply, 'record');
     return {
       status: 'claimed',
       token,
@@ -35,9 +45,9 @@ export function decodeClaim(reply: unknown, token: string, leaseMs: number): Cla
       const claimed = {
         status: 'claimed' as const,
         token,
-        fencingToken: Number(fields[1]),
-        attempt: Number(fields[2]),
-        leaseExpiresAt: Number(fields[3]),
+        fencingToken: numberIn(reply, fields[1]),
+        attempt: numberIn(reply, fields[2]),
+        leaseExpiresAt: numberIn(reply, fields[3]),
       };
       return text(fields[7]) === '1'
         ? {
@@ -47,7 +57,7 @@ export function decodeClaim(reply: unknown, token: string, leaseMs: number): Cla
         : claimed;
     }
     case 'duplicate': {
-      const completedAt = Number(fields[1]);
+      const completedAt = numberIn(reply, fields[1]);
       if (text(fields[2]) === '1')
         return { status: 'duplicate', completedAt, result: text(fields[3]) };
       const omitted = text(fields[5]);
@@ -58,14 +68,30 @@ export function decodeClaim(reply: unknown, token: string, leaseMs: number): Cla
     case 'in-progress':
       return {
         status: 'in-progress',
-        retryAfterMs: Number(fields[1]),
-        attempt: Number(fields[2]),
+        retryAfterMs: numberIn(reply, fields[1]),
+        attempt: numberIn(reply, fields[2]),
       };
     case 'key-reuse':
       return { status: 'key-reuse' };
+    case 'error':
+      throw classifyRecordError('claim', text(fields[1]));
     default:
-      throw new Error(`unexpected claim reply ${JSON.stringify(status)}`);
+      throw unexpectedReply('claim', reply, 'record');
   }
+}
+
+/**
+ * One key's element of a fenced transition's reply (complete, fail, renew, release): 1 when the
+ * token owned the record and the transition was made, 0 when it did not (nothing changed); an
+ * error element, or anything else, rejects with a typed store error for this record alone.
+ */
+export function decodeTransition(operation: string, reply: unknown): TransitionOutcome {
+  if (reply === 1) return 'ok';
+  if (reply === 0) return 'lease-lost';
+  if (Array.isArray(reply) && reply[0] === 'error') {
+    throw classifyRecordError(operation, text(reply[1]));
+  }
+  throw unexpectedReply(operation, reply, 'record');
 }
 
 /**

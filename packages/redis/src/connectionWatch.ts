@@ -1,5 +1,5 @@
 import { StoreUnavailableError } from '@idemq/core';
-import { redact } from './errors.js';
+import { redact } from './errorClassifier.js';
 import type { RedisClient } from './scriptRunner.js';
 
 /** The reconnection timer ioredis keeps on the client (not in its types). */
@@ -60,7 +60,7 @@ export class ConnectionWatch {
     if (reasons.length === 0) reasons.push(`not connected (${this.client.status})`);
     return new StoreUnavailableError(
       `${this.endpoint} is unreachable: ${operation} failed: ${reasons.join('; ')}`,
-      { cause: error.cause ?? this.lastError ?? error },
+      { cause: error.cause ?? this.lastError ?? error, reason: 'unreachable' },
     );
   }
 }

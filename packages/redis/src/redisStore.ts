@@ -5,6 +5,7 @@ import {
   type Logger,
   type Store,
   StoreClosedError,
+  StoreUnavailableError,
   silentLogger,
   type TransitionOutcome,
 } from '@idemq/core';
@@ -12,10 +13,11 @@ import { assertResultFits, OptionsCheck, recordKey } from '@idemq/core/adapter';
 import { Redis } from 'ioredis';
 import { claimWaves } from './claimWaves.js';
 import { Coalescer } from './coalescer.js';
-import { decodeClaim, decodeRecord, fingerprintAfterClaim } from './codec.js';
+import { decodeClaim, decodeRecord, decodeTransition, fingerprintAfterClaim } from './codec.js';
 import { CompletedCache } from './completedCache.js';
 import { ConnectionWatch } from './connectionWatch.js';
-import { storeError, withTimeout } from './errors.js';
+import { classifyRedisError } from './errorClassifier.js';
+import { withTimeout } from './errors.js';
 import { HeldKeys } from './heldKeys.js';
 import { OwnerTokens } from './ownerTokens.js';
 import { ReplicaWaits } from './replicaWaits.js';
@@ -206,9 +208,9 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
       'WAIT',
     );
     if (acked < durability.replicas) {
-      throw storeError(
-        'WAIT',
-        new Error(`only ${acked} of ${durability.replicas} replicas acknowledged`),
+      throw new StoreUnavailableError(
+        `Redis WAIT failed: only ${acked} of ${durability.replicas} replicas acknowledged`,
+        { reason: 'busy' },
       );
     }
   }
@@ -301,7 +303,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     } catch (error) {
       throw connection.explain(script, error);
     }
-    return Number(reply) === 1 ? 'ok' : 'lease-lost';
+    return decodeTransition(script, reply);
   }
 
   const store: RedisStore = {
@@ -412,7 +414,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
         );
         return decodeRecord(id, reply as unknown[]);
       } catch (error) {
-        throw connection.explain('inspect', storeError('inspect', error));
+        throw connection.explain('inspect', classifyRedisError('inspect', error));
       }
     },
 

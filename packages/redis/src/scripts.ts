@@ -5,6 +5,13 @@
  * Replies hold one element per key (a string, an integer, or an array of strings), so RESP2 and
  * RESP3 clients agree.
  *
+ * Each key's step runs under `pcall`: a Redis error (WRONGTYPE: another kind of value under the
+ * key; OOM) or a Lua error (a foreign hash whose fields the step cannot read) in one key's step
+ * answers `{'error', text}` for that key alone, and the other keys of the call get their real
+ * outcomes. Redis does not roll back a script, so without this an error at key i would leave
+ * the writes of keys before i in place while every caller of the call was told it failed. A
+ * step reads before it writes, so a step that fails has written nothing.
+ *
  * Arguments: first the call's shared ones (the same for every key of the call: TTLs, lease
  * length), then a fixed stride per key (its owner token, …). Operations with the same shared
  * arguments share a call; passing them once rather than per key roughly halves what a call
@@ -35,14 +42,21 @@ local nowUs = t[1] .. micros
 local now = tonumber(nowMs)
 `;
 
+/** `failed(e)`: the reply element of a key whose step raised `e` (a Redis error is a table). */
+const FAILED = `
+local function failed(e)
+  return {'error', type(e) == 'table' and tostring(e.err) or tostring(e)}
+end
+`;
+
 /**
  * A fenced transition over N keys, after `shared` shared arguments and `stride` arguments per key
  * (a Lua expression: it may depend on the shared ones): for each key whose IN_PROGRESS record is
  * owned by the token in its first argument, run `body` (which sees `key`, `base` — the key's
  * argument offset —, `now` and `nowMs` unless `clock` is false, and `h`: the fields `s`, `o`,
- * then `extraFields`) and answer 1; answer 0, changing nothing, for every other key. Each server
- * command costs a Lua round trip into Redis, so bodies read what they need in this one HMGET and
- * write with one HSET.
+ * then `extraFields`) and answer 1; answer 0, changing nothing, for every other key (or an error
+ * element, see above, when its step raised one). Each server command costs a Lua round trip into
+ * Redis, so bodies read what they need in this one HMGET and write with one HSET.
  */
 function fencedTransition(
   shared: number,
@@ -51,18 +65,20 @@ function fencedTransition(
   { extraFields = [], clock = true }: { extraFields?: string[]; clock?: boolean } = {},
 ): string {
   const fields = ['s', 'o', ...extraFields].map((f) => `'${f}'`).join(', ');
-  return `${clock ? NOW : ''}
+  return `${clock ? NOW : ''}${FAILED}
 local out = {}
 local stride = ${stride}
-for i, key in ipairs(KEYS) do
-  local base = ${shared} + (i - 1) * stride
+local function step(key, base)
   local h = redis.call('HMGET', key, ${fields})
   if h[1] == 'IN_PROGRESS' and h[2] == ARGV[base + 1] then
 ${body}
-    out[i] = 1
-  else
-    out[i] = 0
+    return 1
   end
+  return 0
+end
+for i, key in ipairs(KEYS) do
+  local ok, answer = pcall(step, key, ${shared} + (i - 1) * stride)
+  if ok then out[i] = answer else out[i] = failed(answer) end
 end
 return out
 `;
@@ -79,11 +95,11 @@ return out
  */
 const CLAIM_SHARED = 3;
 const CLAIM_STRIDE = 2;
-export const claimScript = `${NOW}
+export const claimScript = `${NOW}${FAILED}
 local out = {}
 local leaseMs, retainMs, ttlMs = tonumber(ARGV[1]), ARGV[2], ARGV[3]
-local function reply(i, a, b, c, d, e, f, g, h, fp)
-  out[i] = {a, b, c, d, e, f, g, h, fp}
+local function reply(a, b, c, d, e, f, g, h, fp)
+  return {a, b, c, d, e, f, g, h, fp}
 end
 -- The lease expiry of a claim taken now, formatted once per call.
 local leaseUntil = string.format('%.0f', now + leaseMs)
@@ -99,32 +115,33 @@ local function take(key, base, attempt, fence)
   end
   redis.call('PEXPIRE', key, ttlMs)
 end
-for i, key in ipairs(KEYS) do
-  local base = ${CLAIM_SHARED} + (i - 1) * ${CLAIM_STRIDE}
+local function claim(key, base)
   if redis.call('EXISTS', key) == 0 then
     -- The common case, a new id: attempt 1, fenced by the server's clock in µs.
     take(key, base, '1', nowUs)
-    out[i] = nowUs
-  else
-    local h = redis.call('HMGET', key, 's', 'a', 'f', 'l', 'p', 'c', 'v', 'en', 'em', 'ec', 'ro')
-    local state, fp = h[1], ARGV[base + 2]
-    if fp ~= '' and h[5] and h[5] ~= fp then
-      reply(i, 'key-reuse', '', '', '', '', '', '', '')
-    elseif state == 'COMPLETED' then
-      reply(i, 'duplicate', h[6] or '0', h[7] and '1' or '0', h[7] or '', h[5] or '', h[11] or '', '', '')
-    elseif state == 'IN_PROGRESS' and tonumber(h[4]) > now then
-      reply(i, 'in-progress', tostring(tonumber(h[4]) - now), h[2], '', '', '', '', '')
-    else
-      local attempt = tostring((tonumber(h[2]) or 0) + ((state == 'RELEASED') and 0 or 1))
-      -- Composite fencing token: above the record's last one, and above any token this record
-      -- had before it expired (server microseconds only grow).
-      local fence = string.format('%.0f', math.max((tonumber(h[3]) or 0) + 1, tonumber(nowUs)))
-      take(key, base, attempt, fence)
-      -- A claim without a fingerprint keeps the record's.
-      reply(i, 'claimed', fence, attempt, leaseUntil,
-        h[8] or '', h[9] or '', h[10] or '', h[8] and '1' or '0', fp ~= '' and fp or h[5] or '')
-    end
+    return nowUs
   end
+  local h = redis.call('HMGET', key, 's', 'a', 'f', 'l', 'p', 'c', 'v', 'en', 'em', 'ec', 'ro')
+  local state, fp = h[1], ARGV[base + 2]
+  if fp ~= '' and h[5] and h[5] ~= fp then
+    return reply('key-reuse', '', '', '', '', '', '', '')
+  elseif state == 'COMPLETED' then
+    return reply('duplicate', h[6] or '0', h[7] and '1' or '0', h[7] or '', h[5] or '', h[11] or '', '', '')
+  elseif state == 'IN_PROGRESS' and tonumber(h[4]) > now then
+    return reply('in-progress', tostring(tonumber(h[4]) - now), h[2], '', '', '', '', '')
+  end
+  local attempt = tostring((tonumber(h[2]) or 0) + ((state == 'RELEASED') and 0 or 1))
+  -- Composite fencing token: above the record's last one, and above any token this record
+  -- had before it expired (server microseconds only grow).
+  local fence = string.format('%.0f', math.max((tonumber(h[3]) or 0) + 1, tonumber(nowUs)))
+  take(key, base, attempt, fence)
+  -- A claim without a fingerprint keeps the record's.
+  return reply('claimed', fence, attempt, leaseUntil,
+    h[8] or '', h[9] or '', h[10] or '', h[8] and '1' or '0', fp ~= '' and fp or h[5] or '')
+end
+for i, key in ipairs(KEYS) do
+  local ok, answer = pcall(claim, key, ${CLAIM_SHARED} + (i - 1) * ${CLAIM_STRIDE})
+  if ok then out[i] = answer else out[i] = failed(answer) end
 end
 return out
 `;

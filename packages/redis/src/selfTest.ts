@@ -42,7 +42,10 @@ export async function runSelfTest(context: SelfTestContext): Promise<SelfTestRep
   await step('connect', () => connected(client));
   const info = await step('INFO', async () => {
     const node = cluster ? client.nodes('master')[0] : client;
-    if (!node) throw new StoreUnavailableError('Redis Cluster has no reachable master');
+    if (!node)
+      throw new StoreUnavailableError('Redis Cluster has no reachable master', {
+        reason: 'unreachable',
+      });
     return node.info('server');
   });
   const redisVersion = /redis_version:([\d.]+)/.exec(info)?.[1] ?? 'unknown';

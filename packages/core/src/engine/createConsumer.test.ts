@@ -1,7 +1,7 @@
 import diagnostics from 'node:diagnostics_channel';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ErrorCodes } from '../errors/codes.js';
-import { InvalidOptionsError, NonRetriableError } from '../errors/index.js';
+import { InvalidOptionsError, NonRetriableError, StoreRejectedError } from '../errors/index.js';
 import { ConsumerStateError } from '../errors/usage.js';
 import type { ConsumerEventName, ConsumerEvents } from '../observability/events.js';
 import type { StandardSchemaV1 } from '../options/standardSchema.js';
@@ -607,6 +607,123 @@ describe('createConsumer: store outage', () => {
     const dead = await h.waitFor('dead-letter', () => true, 500);
     expect(dead).toMatchObject({ requestId: 'open-poison', code: ErrorCodes.MAX_ATTEMPTS });
     expect(h.calls).toHaveLength(3);
+  });
+});
+
+/**
+ * A memory store that refuses the operations named in `refusals` with the error given there,
+ * for the ids `refused` accepts, and counts what it was asked.
+ */
+function refusingStore(
+  refusals: Partial<Record<'claim' | 'complete', Error | undefined>>,
+  refused: (requestId: string) => boolean = () => true,
+) {
+  const inner = memoryStore();
+  const asked = { claim: 0, complete: 0 };
+  const store: Store = {
+    ...inner,
+    claim: async (request) => {
+      asked.claim += 1;
+      const error = refusals.claim;
+      if (error && refused(request.requestId)) throw error;
+      return inner.claim(request);
+    },
+    complete: async (request) => {
+      asked.complete += 1;
+      const error = refusals.complete;
+      if (error && refused(request.requestId)) throw error;
+      return inner.complete(request);
+    },
+    claimMany: (requests) => inner.claimMany(requests),
+    fail: (request) => inner.fail(request),
+    renew: (request) => inner.renew(request),
+    release: (request) => inner.release(request),
+    inspect: (id) => inner.inspect(id),
+    close: () => inner.close(),
+  };
+  return { store, asked, refusals };
+}
+
+describe('createConsumer: the store refuses a record or its configuration', () => {
+  const wrongType = () =>
+    new StoreRejectedError('Redis claim refused the record: WRONGTYPE', { affects: 'record' });
+
+  it('dead-letters a message whose record the store refuses at claim, handler not run; others go on', async () => {
+    const { store } = refusingStore({ claim: wrongType() }, (id) => id === 'foreign');
+    const h = harness({ store, storeErrorRetryDelayMs: 10 });
+    await h.consumer.start();
+    await h.publish('foreign');
+    await h.publish('healthy');
+    const dead = await h.waitFor('dead-letter');
+    expect(dead).toMatchObject({
+      requestId: 'foreign',
+      code: ErrorCodes.STORE_REJECTED,
+      reason: 'Redis claim refused the record: WRONGTYPE',
+      attempt: undefined,
+    });
+    await h.waitFor('processed', (p) => p.requestId === 'healthy');
+    expect(h.calls.map((c) => c.message.requestId)).toEqual(['healthy']);
+    expect(h.named('store-error').map((e) => e.error)).toEqual([
+      expect.objectContaining({ code: ErrorCodes.STORE_REJECTED, retriable: false }),
+    ]);
+    const [letter] = await readDeadLetters(h.transport, h.source, 1);
+    expect(letter?.message.headers['x-idemq-code']).toBe(ErrorCodes.STORE_REJECTED);
+    // Dead-lettered once, not retried.
+    await sleep(30);
+    expect(h.named('dead-letter')).toHaveLength(1);
+    expect(h.named('store-error')).toHaveLength(1);
+  });
+
+  it('fail-open does not run a handler for a record the store refuses: it is dead-lettered too', async () => {
+    const { store } = refusingStore({ claim: wrongType() });
+    const h = harness({ store, onStoreError: 'process' });
+    await h.consumer.start();
+    await h.publish('foreign-open');
+    const dead = await h.waitFor('dead-letter');
+    expect(dead).toMatchObject({ requestId: 'foreign-open', code: ErrorCodes.STORE_REJECTED });
+    expect(h.calls).toHaveLength(0);
+    expect(h.named('processed')).toHaveLength(0);
+  });
+
+  it('a completion the store refuses is asked once, and the message is dead-lettered, not run again', async () => {
+    const refusal = new StoreRejectedError('Redis complete refused the record: user_script:1', {
+      affects: 'record',
+    });
+    const { store, asked } = refusingStore({ complete: refusal });
+    const h = harness({ store, storeErrorRetryDelayMs: 10 });
+    await h.consumer.start();
+    await h.publish('refused-completion');
+    const dead = await h.waitFor('dead-letter');
+    expect(dead).toMatchObject({
+      requestId: 'refused-completion',
+      code: ErrorCodes.STORE_REJECTED,
+      attempt: 1,
+    });
+    expect(h.calls).toHaveLength(1);
+    expect(asked.complete).toBe(1);
+    expect(h.named('processed')).toHaveLength(0);
+    await sleep(30);
+    expect(h.calls).toHaveLength(1);
+  });
+
+  it('a refusal of every record (the configuration) is retried like an outage, never dead-lettered', async () => {
+    const { store, refusals } = refusingStore({
+      claim: new StoreRejectedError('Redis claim refused: NOPERM', { affects: 'store' }),
+    });
+    const h = harness({ store, storeErrorRetryDelayMs: 10 });
+    await h.consumer.start();
+    await h.publish('misconfigured');
+    await h.waitForCount('store-error', 3);
+    expect(h.calls).toHaveLength(0);
+    expect(h.named('dead-letter')).toHaveLength(0);
+    expect(h.named('store-error')[0]?.error).toMatchObject({
+      code: ErrorCodes.STORE_REJECTED,
+      affects: 'store',
+    });
+
+    refusals.claim = undefined; // the operator fixed the configuration
+    await h.waitFor('processed', (p) => p.requestId === 'misconfigured');
+    expect(h.calls).toHaveLength(1);
   });
 });
 

@@ -6,6 +6,7 @@ import {
   InvalidOptionsError,
   InvalidRequestIdError,
   PayloadNotFingerprintableError,
+  StoreRejectedError,
   StoreUnavailableError,
 } from '../errors/index.js';
 import { ResultNotSerializableError } from '../errors/store.js';
@@ -553,6 +554,30 @@ describe('createIdempotency run()', () => {
       });
       expect(calls).toBe(1);
       expect(warnings).toHaveLength(2);
+    });
+
+    it('a record the store refuses rejects run() with StoreRejectedError, fn not run, fail-open too', async () => {
+      const inner = memoryStore();
+      const refusal = new StoreRejectedError('WRONGTYPE under the record key', {
+        affects: 'record',
+      });
+      const store: Store = {
+        ...inner,
+        claim: () => Promise.reject(refusal),
+        claimMany: (r) => inner.claimMany(r),
+        complete: (r) => inner.complete(r),
+        fail: (r) => inner.fail(r),
+        renew: (r) => inner.renew(r),
+        release: (r) => inner.release(r),
+        inspect: (r) => inner.inspect(r),
+        close: () => inner.close(),
+      };
+      for (const onStoreError of ['retry', 'process'] as const) {
+        const { idem } = setup({ store, onStoreError });
+        let calls = 0;
+        await expect(idem.run('refused', () => calls++)).rejects.toBe(refusal);
+        expect(calls).toBe(0);
+      }
     });
   });
 

@@ -21,8 +21,9 @@ export interface Idempotency {
    * lease), `key-reuse` (same id, different payload) or `lease-lost` (fn ran but another owner
    * took over, its result is not recorded). Rejects with fn's own error after recording the
    * failure, with a typed error for a bad requestId (`InvalidRequestIdError`) or a payload that
-   * cannot be fingerprinted (`PayloadNotFingerprintableError`), and with `StoreUnavailableError`
-   * when the store is down (unless `onStoreError: 'process'`).
+   * cannot be fingerprinted (`PayloadNotFingerprintableError`), with `StoreUnavailableError`
+   * when the store is down (unless `onStoreError: 'process'`), and with `StoreRejectedError`
+   * when the store refuses the operation (`affects: 'record'`: fn is not run, fail-open or not).
    */
   run<R>(
     requestId: string,

@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { ErrorCodes } from '../errors/codes.js';
-import { HandlerFailedError, NonRetriableError, StoreUnavailableError } from '../errors/index.js';
+import {
+  HandlerFailedError,
+  NonRetriableError,
+  StoreRejectedError,
+  StoreUnavailableError,
+} from '../errors/index.js';
 import { ResultNotSerializableError } from '../errors/store.js';
 import { backoffDelayMs } from './backoff.js';
 import { decide } from './decide.js';
@@ -110,6 +115,31 @@ describe('decide (the decision table of docs/design.md)', () => {
     expect(
       decideFor({ kind: 'store-error', error: new StoreUnavailableError('x'), attempt: 2 }),
     ).toEqual({ verb: 'retry', delayMs: STORE_RETRY_MS, event: 'store-error' });
+  });
+
+  it('store refused the record → reject with IDEMQ_ERR_STORE_REJECTED, not retried', () => {
+    const refused = new StoreRejectedError('Redis claim refused: WRONGTYPE', { affects: 'record' });
+    expect(decideFor({ kind: 'store-error', error: refused, attempt: undefined })).toEqual({
+      verb: 'reject',
+      reason: 'Redis claim refused: WRONGTYPE',
+      code: ErrorCodes.STORE_REJECTED,
+      attempt: undefined,
+    });
+    // Refused after the claim (the completion): the attempt is known and reported.
+    expect(decideFor({ kind: 'store-error', error: refused, attempt: 2 })).toMatchObject({
+      verb: 'reject',
+      code: ErrorCodes.STORE_REJECTED,
+      attempt: 2,
+    });
+  });
+
+  it('store refused every record (its configuration) → retry like an outage (fail-closed)', () => {
+    const refused = new StoreRejectedError('NOPERM', { affects: 'store' });
+    expect(decideFor({ kind: 'store-error', error: refused, attempt: undefined })).toEqual({
+      verb: 'retry',
+      delayMs: STORE_RETRY_MS,
+      event: 'store-error',
+    });
   });
 
   describe('claimed + handler threw a retriable error', () => {

@@ -1,5 +1,6 @@
 import { ErrorCodes } from '../errors/codes.js';
 import { isIdemqError } from '../errors/idemqError.js';
+import { refusesRecord } from '../errors/store.js';
 import { backoffDelayMs } from './backoff.js';
 import type { Execution } from './execute.js';
 import type { RetryPolicy } from './types.js';
@@ -55,6 +56,16 @@ export function decide(
     case 'abandoned':
       return { verb: 'release', event: 'abandoned' };
     case 'store-error':
+      // A refusal of this record stays one: dead-lettered rather than retried for ever. Anything
+      // else (an outage, a configuration refused for every record) is retried: fail-closed.
+      if (refusesRecord(execution.error)) {
+        return {
+          verb: 'reject',
+          reason: execution.error.message,
+          code: ErrorCodes.STORE_REJECTED,
+          attempt: execution.attempt,
+        };
+      }
       return { verb: 'retry', delayMs: policy.storeErrorRetryDelayMs, event: 'store-error' };
     case 'exhausted':
       return {

@@ -1,7 +1,11 @@
 import { ErrorCodes } from '../errors/codes.js';
 import { NonRetriableError, toError } from '../errors/handler.js';
 import { type IdemqError, isIdemqError } from '../errors/idemqError.js';
-import { ResultNotSerializableError, StoreUnavailableError } from '../errors/store.js';
+import {
+  ResultNotSerializableError,
+  refusesRecord,
+  StoreUnavailableError,
+} from '../errors/store.js';
 import { fingerprint } from '../ids/fingerprint.js';
 import type { ResultOmission, Store, StoredError } from '../store/store.js';
 import type { AbandonListener, Abandonment } from './abandonment.js';
@@ -98,7 +102,8 @@ export async function execute<R>(
     );
   } catch (thrown) {
     const error = asStoreError(thrown);
-    if (settings.onStoreError !== 'process')
+    // Fail-open is for a store that cannot answer; one that refuses this record never runs it.
+    if (settings.onStoreError !== 'process' || refusesRecord(error))
       return { kind: 'store-error', error, attempt: undefined };
     return runUnclaimed(requestId, fn, hooks, error);
   }
@@ -221,7 +226,8 @@ async function recordFailure<R>(
 /**
  * Records the completion. The side effect has happened, so nothing here may make the handler run
  * again: a transient store error is tried again, and a result over the store's size limit is
- * left out of the record (marked `too-large`) instead of failing the attempt.
+ * left out of the record (marked `too-large`) instead of failing the attempt. A store that
+ * refuses the record is not asked again: the delivery is dead-lettered (`decide`).
  */
 async function completeRecord<R>(
   settings: ExecuteSettings,
@@ -260,6 +266,8 @@ async function completeRecord<R>(
         continue;
       }
       lastError = asStoreError(thrown);
+      // Refused for this record: asking again gets the same answer.
+      if (refusesRecord(lastError)) break;
       await new Promise((resolve) => setTimeout(resolve, 10 * tryNumber));
       tryNumber += 1;
     }

@@ -12,7 +12,10 @@ export {
   ResultNotSerializableError,
   ResultTooLargeError,
   StoreClosedError,
+  StoreRejectedError,
+  type StoreRejection,
   StoreUnavailableError,
+  type StoreUnavailableReason,
 } from './store.js';
 export {
   type PublishFailedDetails,

@@ -28,7 +28,11 @@
  * - **Failures.** A store that cannot be reached or does not answer in time rejects with a
  *   retriable `StoreUnavailableError` (`IDEMQ_ERR_STORE_UNAVAILABLE`) within a bounded time,
  *   never hangs. Such a rejection does not say whether the operation was applied; a claim it
- *   left behind lapses like any other.
+ *   left behind lapses like any other. A store that answers and refuses in a way that asking
+ *   again will not change rejects with `StoreRejectedError` (`IDEMQ_ERR_STORE_REJECTED`, not
+ *   retriable): `affects: 'record'` when only that record is concerned — the operation changed
+ *   nothing of it, and the other records of the same call get their own outcomes — and
+ *   `affects: 'store'` when every operation would be refused (its configuration).
  * - **Close.** `close()` may be called any number of times, concurrently too; every call
  *   resolves. Afterwards every method — `claim`, `claimMany` (an empty batch too), `complete`,
  *   `fail`, `renew`, `release`, `inspect` — rejects with `StoreClosedError`
