@@ -52,28 +52,34 @@ describe('store model negative controls', () => {
 // The same model in real time (no advanceTime), as it runs against Redis: its time windows
 // must still pass a correct store and catch a store that keeps records forever.
 describe('store model in real time', () => {
+  // Real sleeps: a run takes about a second, and a control runs until its first counterexample.
+  const TIMEOUT_MS = 60_000;
   const realTime = (name: string, flaws: Flaws = {}): StoreModelHarness => ({
     name,
     createStore: async () => mapStore({ flaws }),
   });
 
-  it('passes core’s memoryStore', async () => {
-    await checkStoreModel(
-      { name: 'memoryStore', createStore: async () => memoryStore() },
-      {
-        numRuns: 5,
-      },
-    );
-  });
+  it(
+    'passes core’s memoryStore',
+    async () => {
+      const harness = { name: 'memoryStore', createStore: async () => memoryStore() };
+      await checkStoreModel(harness, { numRuns: 5 });
+    },
+    TIMEOUT_MS,
+  );
 
   for (const [broken, flaws] of [
     ['ignores retainMs', { ignoresRetain: true }],
     ['never expires a FAILED record', { failedNeverExpires: true }],
   ] as Array<[string, Flaws]>) {
-    it(`catches a store that ${broken}`, async () => {
-      await expect(checkStoreModel(realTime(broken, flaws), { numRuns: 50 })).rejects.toThrow(
-        /Property failed/,
-      );
-    });
+    it(
+      `catches a store that ${broken}`,
+      async () => {
+        await expect(checkStoreModel(realTime(broken, flaws), { numRuns: 50 })).rejects.toThrow(
+          /Property failed/,
+        );
+      },
+      TIMEOUT_MS,
+    );
   }
 });
