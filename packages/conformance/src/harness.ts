@@ -12,9 +12,16 @@ export interface StoreHarness {
   /**
    * A new, connected store, called once or more per case; the suite closes what it gets. For a
    * server-backed store, a new client of the same server (S10 reads through one to check the
-   * unreachable store wrote nothing). No case relies on two stores sharing or not sharing data.
+   * unreachable store wrote nothing). Only S19 relies on two stores sharing data, and only when
+   * `sharedBackend` says they do.
    */
   createStore(): Promise<Store>;
+  /**
+   * Whether every store `createStore()` returns works on one shared backend, as two processes
+   * on one Redis do (a record one claims, the other sees). When true, S19 races two instances
+   * on one id and checks their fencing tokens; without it S19 is omitted. @default false
+   */
+  sharedBackend?: boolean;
   /**
    * A store pointed at a server that cannot be reached (a closed port, say), for S10. Without it
    * S10 is omitted: an in-process store cannot be unreachable.
@@ -32,7 +39,7 @@ export interface StoreHarness {
 
 /** Durations the store suite uses; real servers may need more slack than the in-memory store. */
 export interface StoreTiming {
-  /** Lease and TTL used where expiry itself is tested (S03, S04, S06, S09). @default 150 */
+  /** Leases and TTLs where expiry itself is tested (S03, S04, S06, S09, S12, S13, S17–S21). @default 150 */
   shortMs?: number;
   /** Extra time after an expiry before checking it happened. @default 60 */
   slackMs?: number;

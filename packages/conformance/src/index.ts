@@ -35,6 +35,12 @@ export {
 } from './spy.js';
 export { collectStoreCases, runStoreConformance } from './store/runStoreConformance.js';
 export {
+  checkStoreModel,
+  runStoreModel,
+  type StoreModelHarness,
+  type StoreModelOptions,
+} from './store/storeModel.js';
+export {
   collectTransportCases,
   runTransportConformance,
 } from './transport/runTransportConformance.js';

@@ -1,4 +1,10 @@
-import { memoryBroker, memoryStore, memoryTransport } from '@idemq/core';
+import {
+  memoryBroker,
+  memoryStore,
+  memoryTransport,
+  type Store,
+  StoreClosedError,
+} from '@idemq/core';
 import {
   runStoreConformance,
   runTransportConformance,
@@ -10,6 +16,33 @@ runStoreConformance({
   name: 'memoryStore',
   createStore: async () => memoryStore(),
 });
+
+// Two instances on one backend (S19 runs): every store is a view of one memoryStore.
+const shared = memoryStore();
+runStoreConformance({
+  name: 'memoryStore (views of one store)',
+  createStore: async () => viewOf(shared),
+  sharedBackend: true,
+});
+
+/** `store` behind a `close()` of its own, as a second client of one server would be. */
+function viewOf(store: Store): Store {
+  let closed = false;
+  const open = <T>(call: () => Promise<T>) =>
+    closed ? Promise.reject(new StoreClosedError()) : call();
+  return {
+    claim: (request) => open(() => store.claim(request)),
+    claimMany: (requests) => open(() => store.claimMany(requests)),
+    complete: (request) => open(() => store.complete(request)),
+    fail: (request) => open(() => store.fail(request)),
+    renew: (request) => open(() => store.renew(request)),
+    release: (request) => open(() => store.release(request)),
+    inspect: (id) => open(() => store.inspect(id)),
+    close: async () => {
+      closed = true;
+    },
+  };
+}
 
 let sourceCounter = 0;
 

@@ -1,13 +1,17 @@
-import { fingerprint } from '@idemq/core';
+import { type ClaimOutcome, fingerprint } from '@idemq/core';
 import { expect } from 'vitest';
 import type { StoreHarness } from '../harness.js';
 import type { Suite } from '../suite.js';
+import { sleep } from '../wait.js';
 import { expectClaimed, LONG_MS, type StoreEnv } from './storeEnv.js';
 
 const FRESH_IDS = 16;
 const CONTESTED_IDS = 8;
 
-/** S11, S14: `claimMany` answers per id, in request order, in one round trip; atomic per id. */
+/**
+ * S11, S14, S21: `claimMany` answers per id, in request order, in one round trip, each as `claim`
+ * would with that request's own settings; atomic per id.
+ */
 export function registerBatchCases(suite: Suite<StoreEnv, StoreHarness>): void {
   suite.case(
     'S11',
@@ -130,6 +134,67 @@ export function registerBatchCases(suite: Suite<StoreEnv, StoreHarness>): void {
       contested.forEach((id, i) => {
         const statuses = [forward[i]?.status, backward[i]?.status].sort();
         expect(statuses, id.requestId).toEqual(['claimed', 'in-progress']);
+      });
+    },
+  );
+
+  suite.case(
+    'S21',
+    'batch claims as claim would: each request keeps its own lease and retainMs; a lapsed lease is taken over (attempt + 1, fingerprint kept, old owner refused); an expired record is claimed as attempt 1',
+    async (env) => {
+      const { shortMs, slackMs } = env.timing;
+      const store = await env.store();
+      const A = fingerprint('a');
+      const lapsed = env.id('lapsed');
+      const old = expectClaimed(
+        await store.claim(env.claimRequest(lapsed, { leaseMs: shortMs, fingerprint: A })),
+      );
+      const expired = env.id('expired');
+      const gone = expectClaimed(
+        await store.claim(env.claimRequest(expired, { leaseMs: shortMs, retainMs: 1 })),
+      );
+      await sleep(shortMs + slackMs);
+
+      const short = env.id('short');
+      const longLease = env.id('long-lease');
+      const longRetain = env.id('long-retain');
+      const outcomes = await store.claimMany([
+        env.claimRequest(short, { leaseMs: shortMs, retainMs: 2 * shortMs }),
+        env.claimRequest(lapsed),
+        env.claimRequest(longLease),
+        env.claimRequest(longRetain, { leaseMs: shortMs }),
+        env.claimRequest(expired, { leaseMs: shortMs, retainMs: shortMs }),
+      ]);
+      expect(outcomes.map((o) => o.status)).toEqual(Array(5).fill('claimed'));
+      const taker = expectClaimed(outcomes[1] as ClaimOutcome);
+      expect(taker.attempt, 'a lapsed lease taken over in a batch').toBe(2);
+      expect(taker.fencingToken).toBeGreaterThan(old.fencingToken);
+      expect(await store.inspect(lapsed)).toMatchObject({ attempt: 2, fingerprint: A });
+      expect(await store.complete({ ...lapsed, token: old.token, ttlMs: LONG_MS })).toBe(
+        'lease-lost',
+      );
+      const reborn = expectClaimed(outcomes[4] as ClaimOutcome);
+      expect(reborn.attempt, 'an expired record claimed in a batch').toBe(1);
+      expect(reborn.fencingToken).toBeGreaterThan(gone.fencingToken);
+
+      // Past the short leases: only the claims given one have lapsed.
+      await sleep(shortMs + slackMs);
+      expect(await store.claim(env.claimRequest(longLease)), 'a long lease').toMatchObject({
+        status: 'in-progress',
+      });
+      expect(await store.claim(env.claimRequest(lapsed)), 'a long lease').toMatchObject({
+        status: 'in-progress',
+      });
+      expect(await store.inspect(short), 'within its retainMs').toMatchObject({
+        state: 'IN_PROGRESS',
+      });
+
+      // Past the short retention: only the claim given one is gone.
+      await sleep(2 * shortMs);
+      expect(await store.inspect(short), 'after lease + retainMs').toBeUndefined();
+      expect(await store.inspect(longRetain), 'a long retainMs').toMatchObject({
+        state: 'IN_PROGRESS',
+        attempt: 1,
       });
     },
   );

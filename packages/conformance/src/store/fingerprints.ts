@@ -9,7 +9,10 @@ const A = fingerprint('{"amount":10}');
 const B = fingerprint('{"amount":11}');
 const error = { name: 'Error', message: 'x' };
 
-/** S13: a fingerprint on one side only, and the fingerprint a takeover leaves. */
+/**
+ * S13: a fingerprint on one side only, and the fingerprint a takeover leaves. S20: answers that
+ * are not claims (`key-reuse`, `duplicate`, `in-progress`) change nothing, in every state.
+ */
 export function registerFingerprintCases(suite: Suite<StoreEnv, StoreHarness>): void {
   suite.case(
     'S13',
@@ -95,6 +98,71 @@ export function registerFingerprintCases(suite: Suite<StoreEnv, StoreHarness>): 
       });
       expect(expectClaimed(await store.claim(env.claimRequest(lapsed))).attempt).toBe(2);
       expect(await store.inspect(lapsed)).toMatchObject({ attempt: 2, fingerprint: A });
+    },
+  );
+
+  suite.case(
+    'S20',
+    'key-reuse in every state (live or lapsed IN_PROGRESS, COMPLETED, FAILED, RELEASED), duplicate and in-progress change nothing: no field, no expiry',
+    async (env) => {
+      const { shortMs, slackMs } = env.timing;
+      const store = await env.store();
+      const withA = (id: RecordId) => env.claimRequest(id, { fingerprint: A });
+
+      const live = env.id('live');
+      expectClaimed(await store.claim(withA(live)));
+      const lapsed = env.id('lapsed');
+      const lapsing = expectClaimed(
+        await store.claim(env.claimRequest(lapsed, { leaseMs: shortMs, fingerprint: A })),
+      );
+      const completed = env.id('completed');
+      const done = expectClaimed(await store.claim(withA(completed)));
+      expect(
+        await store.complete({ ...completed, token: done.token, ttlMs: LONG_MS, result: '"r"' }),
+      ).toBe('ok');
+      const failed = env.id('failed');
+      const failing = expectClaimed(await store.claim(withA(failed)));
+      expect(await store.fail({ ...failed, token: failing.token, ttlMs: LONG_MS, error })).toBe(
+        'ok',
+      );
+      const released = env.id('released');
+      const giving = expectClaimed(await store.claim(withA(released)));
+      expect(await store.release({ ...released, token: giving.token })).toBe('ok');
+      await sleep(shortMs + slackMs);
+
+      const ids = { live, lapsed, completed, failed, released };
+      for (const [state, id] of Object.entries(ids)) {
+        const before = await store.inspect(id);
+        expect(before, state).toBeDefined();
+        expect(await store.claim(env.claimRequest(id, { fingerprint: B })), state).toEqual({
+          status: 'key-reuse',
+        });
+        expect(
+          await store.claimMany([env.claimRequest(id, { fingerprint: B, leaseMs: shortMs })]),
+          state,
+        ).toEqual([{ status: 'key-reuse' }]);
+        expect(await store.inspect(id), `${state} after key-reuse`).toEqual(before);
+      }
+      // Refused by key-reuse, the lapsed lease is still its owner's.
+      expect(await store.complete({ ...lapsed, token: lapsing.token, ttlMs: LONG_MS })).toBe('ok');
+
+      const answers: Array<[string, RecordId, string]> = [
+        ['in-progress', live, 'in-progress'],
+        ['duplicate', completed, 'duplicate'],
+      ];
+      for (const [what, id, status] of answers) {
+        const before = await store.inspect(id);
+        for (const fingerprint of [A, undefined]) {
+          const request = env.claimRequest(id, {
+            leaseMs: shortMs,
+            retainMs: shortMs,
+            ...(fingerprint === undefined ? {} : { fingerprint }),
+          });
+          expect((await store.claim(request)).status, what).toBe(status);
+          expect((await store.claimMany([request]))[0]?.status, what).toBe(status);
+        }
+        expect(await store.inspect(id), `after ${what}`).toEqual(before);
+      }
     },
   );
 }

@@ -6,16 +6,18 @@ import { vitestRegistrar } from '../vitestRegistrar.js';
 import { registerBatchCases } from './batch.js';
 import { registerClaimCases } from './claim.js';
 import { registerClosedCases } from './closed.js';
+import { registerExpiryCases } from './expiry.js';
 import { registerFingerprintCases } from './fingerprints.js';
 import { registerLapsedLeaseCases } from './lapsedLease.js';
 import { registerLeaseCases } from './lease.js';
 import { registerOutageCases } from './outage.js';
 import { registerRecordCases } from './records.js';
 import { registerResultOmittedCases } from './resultOmitted.js';
+import { registerSharedBackendCases } from './sharedBackend.js';
 import { StoreEnv } from './storeEnv.js';
 
 /**
- * Registers the store conformance cases (S01–S16, listed in this package's README) for one
+ * Registers the store conformance cases (S01–S21, listed in this package's README) for one
  * `Store` implementation as a vitest `describe` block. Call it at the top level of a test file.
  *
  * Every case uses its own scope and closes the stores it opened, also when it fails. Cases that
@@ -63,6 +65,8 @@ function registerStoreCases(harness: StoreHarness, registrar: CaseRegistrar) {
   registerFingerprintCases(suite);
   registerClosedCases(suite);
   registerResultOmittedCases(suite);
+  registerExpiryCases(suite);
+  registerSharedBackendCases(suite);
   return suite;
 }
 

@@ -1,7 +1,7 @@
 /**
  * The idempotency store contract: every rule below binds every implementation, and
- * `runStoreConformance` (S01–S15) from `@idemq/conformance` checks them; `memoryStore()` here
- * and `redisStore()` in `@idemq/redis` (standalone and Cluster) pass it.
+ * `runStoreConformance` (S01–S21) and `runStoreModel` from `@idemq/conformance` check them;
+ * `memoryStore()` here and `redisStore()` in `@idemq/redis` (standalone and Cluster) pass them.
  *
  * - **Records.** One record per `(scope, requestId)`, both compared as exact strings. Every
  *   method is one atomic operation on each record it touches: of concurrent claims of one id
