@@ -170,8 +170,9 @@ export function registerLifecycleCases(suite: Suite<TransportEnv, TransportHarne
 
       // close() without stop() first stops fetching too: nothing reaches a closed subscriber.
       const lone = await env.source();
+      const group = env.group('closing');
       const closingSpy = env.spy();
-      const closing = await env.subscribe(other, { source: lone, spy: closingSpy });
+      const closing = await env.subscribe(other, { source: lone, group, spy: closingSpy });
       await env.sentinel(other, lone, closingSpy);
       await closing.close();
       const third = env.id('third');
@@ -179,7 +180,7 @@ export function registerLifecycleCases(suite: Suite<TransportEnv, TransportHarne
       await env.quiet();
       expect(closingSpy.count('delivered', third), 'delivered after close()').toBe(0);
       const nextSpy = env.spy();
-      await env.subscribe(other, { source: lone, spy: nextSpy });
+      await env.subscribe(other, { source: lone, group, spy: nextSpy });
       expect(await (await nextSpy.waitFor(third, 'delivered')).data.delivery.ack()).toBe(true);
     },
   );
