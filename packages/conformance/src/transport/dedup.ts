@@ -19,6 +19,9 @@ export function registerDedupCases(suite: Suite<TransportEnv, TransportHarness>)
       : `publishDedup: the broker drops a re-publish of an id within ${publishDedup.windowMs} ms (SQS FIFO), so the copy never reaches the engine`;
   /** Two copies of one id in flight at once need two groups, or two publishes that both arrive. */
   const noConcurrentCopies = consumerGroups ? undefined : republishDropped;
+  /** An omission reason naming which registration of its case it is. */
+  const naming = (reason: string | undefined, variant: string) =>
+    reason && `${reason} (${variant})`;
 
   suite.case(
     'C25',
@@ -110,7 +113,7 @@ export function registerDedupCases(suite: Suite<TransportEnv, TransportHarness>)
   );
 
   suite.caseUnless(
-    republishDropped,
+    naming(republishDropped, 'after success'),
     'C27',
     'dedup after success: the same message again is acked as a duplicate without running the handler',
     async (env) => {
@@ -136,7 +139,7 @@ export function registerDedupCases(suite: Suite<TransportEnv, TransportHarness>)
   );
 
   suite.caseUnless(
-    republishDropped,
+    naming(republishDropped, 'key reuse'),
     'C27',
     'key reuse: the same id with another payload is dead-lettered as key reuse, its handler not run',
     async (env) => {
@@ -162,7 +165,7 @@ export function registerDedupCases(suite: Suite<TransportEnv, TransportHarness>)
   );
 
   suite.caseUnless(
-    noConcurrentCopies,
+    naming(noConcurrentCopies, 'concurrent copies'),
     'C28',
     'dedup under concurrency: two consumers get one id at once — one runs, the other waits, then skips it',
     async (env) => {
@@ -203,7 +206,7 @@ export function registerDedupCases(suite: Suite<TransportEnv, TransportHarness>)
   );
 
   suite.caseUnless(
-    noConcurrentCopies,
+    naming(noConcurrentCopies, 'store lease takeover'),
     'C28',
     'store lease lapses mid-handler (no heartbeat): the takeover runs as attempt 2, the slow owner learns lease-lost',
     async (env) => {

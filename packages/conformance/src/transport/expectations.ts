@@ -2,8 +2,10 @@ import type { Capabilities, IncomingMessage } from '@idemq/core';
 import { expect } from 'vitest';
 
 /**
- * Asserts a delivery's attempt as precisely as the transport's counter allows: `exact` equal,
- * `approximate` at least, `none` only that the adapter says its number is emulated.
+ * Asserts a raw delivery's attempt as precisely as the transport's counter allows: `exact`
+ * equal, `approximate` at least, `none` only that the adapter says its number is emulated.
+ * Only for transport-level checks, where the broker's counter is all there is: the handler's
+ * attempt comes from the idempotency record, and consumer-level cases assert it exactly.
  */
 export function expectAttempt(
   message: IncomingMessage,

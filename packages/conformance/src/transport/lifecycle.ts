@@ -138,7 +138,7 @@ export function registerLifecycleCases(suite: Suite<TransportEnv, TransportHarne
 
   suite.case(
     'C23',
-    'close (transport): stop/close of a subscription and close of a connection are idempotent; nothing is lost',
+    'close (transport): stop/close of a subscription and close of a connection are idempotent; close() alone stops fetching; nothing is lost',
     async (env) => {
       const source = await env.source();
       const transport = await env.connect();
@@ -167,6 +167,21 @@ export function registerLifecycleCases(suite: Suite<TransportEnv, TransportHarne
       const { delivery } = (await otherSpy.waitFor(second, 'delivered')).data;
       expect(await delivery.ack()).toBe(true);
       expect(otherSpy.count('delivered', first)).toBe(0);
+
+      // close() without stop() first stops fetching too: nothing reaches a closed subscriber.
+      const lone = await env.source();
+      const group = env.group('closing');
+      const closingSpy = env.spy();
+      const closing = await env.subscribe(other, { source: lone, group, spy: closingSpy });
+      await env.sentinel(other, lone, closingSpy);
+      await closing.close();
+      const third = env.id('third');
+      await other.publish(lone, { requestId: third, body: '3' });
+      await env.quiet();
+      expect(closingSpy.count('delivered', third), 'delivered after close()').toBe(0);
+      const nextSpy = env.spy();
+      await env.subscribe(other, { source: lone, group, spy: nextSpy });
+      expect(await (await nextSpy.waitFor(third, 'delivered')).data.delivery.ack()).toBe(true);
     },
   );
 

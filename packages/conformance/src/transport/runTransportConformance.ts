@@ -29,7 +29,8 @@ import { TransportEnv } from './transportEnv.js';
  *
  * Cases adapt to `harness.capabilities` (an `approximate` attempt counter is asserted as a lower
  * bound, `nackBlocksKey` flips what C14/C16 expect…); a case that cannot apply to a capability
- * value is not registered, and the suite prints once which ones and why. Every case uses its own
+ * value is registered as a skipped test named with the reason, and the suite prints once which
+ * ones and why. Every case uses its own
  * destination, group and scope and closes what it opened, also when it fails. Consumer-level
  * cases run `createConsumer` on `harness.createStore()` (default: `memoryStore()`).
  *
@@ -62,10 +63,15 @@ export function runTransportConformance(harness: TransportHarness): void {
  * vitest tests: how the negative controls prove that broken transports fail them.
  */
 export function collectTransportCases(harness: TransportHarness): CollectedCase[] {
+  return collectTransportRegistrations(harness).cases;
+}
+
+/** Every registration for `harness`: the cases that run, and those omitted with their reason. */
+export function collectTransportRegistrations(harness: TransportHarness): CaseList {
   checkHarness(harness);
   const list = new CaseList();
   registerTransportCases(harness, list);
-  return list.cases;
+  return list;
 }
 
 function registerTransportCases(harness: TransportHarness, registrar: CaseRegistrar) {

@@ -205,6 +205,36 @@ export function registerSettlementCases(suite: Suite<TransportEnv, TransportHarn
   });
 
   suite.case(
+    'C10',
+    'attempt counter (consumer): the handler sees attempts 1, 2, 3 across failures, counted by the engine whatever the broker counts',
+    async (env) => {
+      const source = await env.source();
+      const store = await env.sharedStore();
+      const { spy } = await env.startConsumer({
+        source,
+        retry: { maxAttempts: 3 },
+        handler: (_message, ctx) => {
+          if (ctx.attempt < 3) throw new Error(`attempt ${ctx.attempt} fails`);
+        },
+      });
+      const publisher = await env.connect();
+      const id = env.id();
+      await publisher.publish(source, { requestId: id, body: { n: 10 } });
+
+      const processed = (await spy.waitFor(id, 'processed')).data;
+      // The store record counts attempts: exact even where the broker's counter is approximate
+      // or absent (redeliveryCounter 'none').
+      expect(spy.all('handler-started', id).map((r) => r.data.ctx.attempt)).toEqual([1, 2, 3]);
+      expect(spy.all('retry', id).map((r) => r.data.attempt)).toEqual([1, 2]);
+      expect(processed.attempt).toBe(3);
+      expect(await store.inspect({ scope: env.scope, requestId: id })).toMatchObject({
+        state: 'COMPLETED',
+        attempt: 3,
+      });
+    },
+  );
+
+  suite.case(
     'C12',
     'reject: goes straight to the dead-letter destination with reason, code, attempts and source',
     async (env) => {
