@@ -89,6 +89,14 @@ export interface TransportHarness {
    * C24 is omitted.
    */
   interruptConnections?(): Promise<void> | void;
+  /**
+   * Which cases this run registers, by id (`C00`…`C35`): for a partial run beside a full one,
+   * such as the consumer-level cases again on another `createStore`. A case it leaves out is not
+   * registered at all, not even as skipped; a selected case that cannot apply is still omitted
+   * with its reason. @default every case
+   * @example cases: (id) => id === 'C11' || (id >= 'C17' && id <= 'C33')
+   */
+  cases?: (id: string) => boolean;
   timing?: TransportTiming;
 }
 

@@ -25,10 +25,15 @@ export interface Omission {
   reason: string;
 }
 
+/** Which case ids a run registers; the others are left out entirely. */
+export type CaseSelection = (id: string) => boolean;
+
 /**
  * Registers the cases of one suite, gives each a fresh environment that is disposed when the
  * case finishes (pass or fail), and registers every case that cannot apply as a skipped test
- * whose name says why, so that test counts show it.
+ * whose name says why, so that test counts show it. Cases outside `selected` are not registered
+ * at all, not even as skipped: a partial run (another store under the same broker, say) sits
+ * beside a full run of the suite elsewhere, which accounts for them.
  */
 export class Suite<E extends CaseEnv, H> {
   private readonly omissions: Omission[] = [];
@@ -39,10 +44,13 @@ export class Suite<E extends CaseEnv, H> {
     private readonly createEnv: () => E,
     private readonly caseTimeoutMs: number,
     private readonly registrar: CaseRegistrar,
+    /** @default every case */
+    private readonly selected: CaseSelection = () => true,
   ) {}
 
-  /** Registers case `id`. */
+  /** Registers case `id`, when selected. */
   case(id: string, title: string, body: CaseBody<E>): void {
+    if (!this.selected(id)) return;
     const run: CaseRun = async (onFinished) => {
       const env = this.createEnv();
       onFinished(() => env.dispose());
@@ -57,8 +65,9 @@ export class Suite<E extends CaseEnv, H> {
     else this.omit(id, reason);
   }
 
-  /** Registers case `id` as skipped, with the reason it cannot apply in its name. */
+  /** Registers case `id`, when selected, as skipped, with the reason it cannot apply in its name. */
   omit(id: string, reason: string): void {
+    if (!this.selected(id)) return;
     this.omissions.push({ id, reason });
     this.registrar.omitted(id, `${id} omitted: ${reason}`);
   }

@@ -1,4 +1,5 @@
 import {
+  type Capabilities,
   memoryBroker,
   memoryStore,
   memoryTransport,
@@ -44,6 +45,28 @@ function viewOf(store: Store): Store {
   };
 }
 
+/**
+ * What memoryTransport must declare, written out rather than read from the adapter: C00 checks
+ * every connection against it, so a changed declaration fails instead of changing the checks.
+ */
+function expectedCapabilities(leaseMs: number | undefined): Capabilities {
+  return {
+    redeliveryCounter: 'exact',
+    nativeDelay: { maxMs: 2 ** 31 - 1 },
+    deadLetter: 'native',
+    orderingScope: 'queue',
+    nackBlocksKey: false,
+    leaseExtension: leaseMs === undefined ? false : { maxTotalMs: Number.POSITIVE_INFINITY },
+    batchAck: 'individual',
+    maxHeaders: null,
+    maxPayloadBytes: null,
+    replayForNewGroup: false,
+    releaseCountsAttempt: false,
+    consumerGroups: true,
+    publishDedup: false,
+  };
+}
+
 let sourceCounter = 0;
 
 /** One broker per harness; each connect() is another "process" on it. */
@@ -53,7 +76,7 @@ function memoryHarness(name: string, leaseMs?: number): TransportHarness {
   const inspector = memoryTransport({ broker });
   return {
     name,
-    capabilities: memoryTransport(options).capabilities,
+    capabilities: expectedCapabilities(leaseMs),
     connect: async () => memoryTransport(options),
     newSource: async () => `queue-${++sourceCounter}`,
     deadLetterOf: (source) => `${source}.dlq`,

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { TransportHarness } from '@idemq/conformance';
-import type { Logger } from '@idemq/core';
+import type { Capabilities, Logger } from '@idemq/core';
 import { serviceUrls, trackedSockets } from '@idemq/services';
 import { type Admin, Kafka, logLevel } from 'kafkajs';
 import { afterAll, afterEach } from 'vitest';
@@ -82,11 +82,13 @@ export function testTransport(options: Partial<KafkaTransportOptions> = {}): Kaf
 /**
  * The conformance harness for one configuration: every `connect()` is a new client (another
  * process, as far as the group is concerned); every source is a new topic with its dead-letter
- * topic (and retry topic in `topic` mode).
+ * topic (and retry topic in `topic` mode). `capabilities` is what the configuration must declare
+ * (from `expectedCapabilities.ts`), which C00 checks.
  */
 export function kafkaHarness(
   name: string,
   options: Partial<KafkaTransportOptions>,
+  capabilities: Capabilities,
 ): TransportHarness {
   const inspector = testTransport(options);
   afterAll(() => inspector.close());
@@ -94,7 +96,7 @@ export function kafkaHarness(
   const sockets = trackedSockets();
   return {
     name,
-    capabilities: inspector.capabilities,
+    capabilities,
     connect: async () => {
       const { brokers: _brokers, ...rest } = options;
       return testTransport({

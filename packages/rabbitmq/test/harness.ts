@@ -1,14 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { TransportHarness } from '@idemq/conformance';
 import { inject } from 'vitest';
-import {
-  defaultQueueName,
-  type QueueType,
-  type RabbitmqOptions,
-  rabbitmq,
-  rabbitmqCapabilities,
-} from '../src/index.js';
+import { defaultQueueName, type QueueType, type RabbitmqOptions, rabbitmq } from '../src/index.js';
 import { BrokerAdmin, cuttableConnections } from './broker.js';
+import { EXPECTED_CAPABILITIES } from './expectedCapabilities.js';
 
 const DEAD_LETTER_SUFFIX = '.dlq';
 
@@ -48,7 +43,7 @@ export function rabbitmqHarness(queueType: QueueType): TransportHarness {
   const connections = cuttableConnections(url, options.connectionName);
   return {
     name: `rabbitmq (${queueType})`,
-    capabilities: rabbitmqCapabilities(queueType),
+    capabilities: EXPECTED_CAPABILITIES[queueType],
     connect: async () => rabbitmq({ ...options, connection: connections.connect }),
     interruptConnections: () => {
       if (connections.cut() === 0) throw new Error('interruptConnections: no connection to cut');

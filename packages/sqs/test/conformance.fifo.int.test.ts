@@ -1,6 +1,7 @@
 import { runTransportConformance } from '@idemq/conformance';
 import { afterAll } from 'vitest';
 import { sqsHarness } from './conformanceHarness.js';
+import { EXPECTED_CAPABILITIES } from './expectedCapabilities.js';
 import { adminClient, QueueFactory } from './helpers.js';
 
 // The transport contract on FIFO queues, dead letters sent explicitly to <base>-dlq.fifo, with
@@ -13,5 +14,11 @@ afterAll(async () => {
 });
 
 runTransportConformance(
-  sqsHarness('sqs (FIFO queues, short polling)', { fifo: true, waitTimeMs: 0 }, admin, queues),
+  sqsHarness(
+    'sqs (FIFO queues, short polling)',
+    { fifo: true, waitTimeMs: 0 },
+    EXPECTED_CAPABILITIES.fifo,
+    admin,
+    queues,
+  ),
 );

@@ -1,6 +1,7 @@
 import { runTransportConformance } from '@idemq/conformance';
 import { afterAll } from 'vitest';
 import { sqsHarness } from './conformanceHarness.js';
+import { EXPECTED_CAPABILITIES } from './expectedCapabilities.js';
 import { adminClient, QueueFactory } from './helpers.js';
 
 // The transport contract on standard queues, declared with a RedrivePolicy (native DLQ), with
@@ -16,6 +17,7 @@ runTransportConformance(
   sqsHarness(
     'sqs (standard queues, long polling, native redrive)',
     { redrive: true, waitTimeMs: 1_000 },
+    EXPECTED_CAPABILITIES.standardRedrive,
     admin,
     queues,
   ),

@@ -1,5 +1,6 @@
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { TransportHarness } from '@idemq/conformance';
+import type { Capabilities } from '@idemq/core';
 import { TcpProxy } from '@idemq/services';
 import { afterAll } from 'vitest';
 import { deadLetterNameOf, queueDepth, type SqsTransportOptions, sqs } from '../src/index.js';
@@ -13,10 +14,13 @@ export const LEASE_MS = 2_000;
  * every `connect()` is a new transport with its own `SQSClient`, like another process.
  * `options.waitTimeMs` picks long or short polling: closing a subscription waits for its
  * in-flight long poll, so long polls cost up to `waitTimeMs` per subscription a case closes.
+ * `capabilities` is what the options must declare (from `expectedCapabilities.ts`), which C00
+ * checks.
  */
 export function sqsHarness(
   name: string,
   options: SqsTransportOptions,
+  capabilities: Capabilities,
   admin: SQSClient,
   queues: QueueFactory,
 ): TransportHarness {
@@ -28,7 +32,7 @@ export function sqsHarness(
   afterAll(async () => (await proxy).close());
   return {
     name,
-    capabilities: inspector.capabilities,
+    capabilities,
     connect: async () =>
       sqs({
         ...options,

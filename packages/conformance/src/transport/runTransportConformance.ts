@@ -39,11 +39,13 @@ import { TransportEnv } from './transportEnv.js';
  * import { runTransportConformance } from '@idemq/conformance';
  * import { rabbitmq } from '@idemq/rabbitmq';
  * import { randomUUID } from 'node:crypto';
+ * // What the adapter must declare, as a literal: C00 fails when the declaration changes.
+ * import { EXPECTED_CAPABILITIES } from './expectedCapabilities.js';
  *
  * const url = process.env.AMQP_URL ?? 'amqp://127.0.0.1';
  * runTransportConformance({
  *   name: 'rabbitmq',
- *   capabilities: rabbitmq({ url }).capabilities,
+ *   capabilities: EXPECTED_CAPABILITIES.quorum,
  *   connect: async () => rabbitmq({ url }),
  *   newSource: async () => `conformance-${randomUUID()}`,
  *   deadLetterOf: (source) => `${source}.dlq`,
@@ -77,7 +79,7 @@ export function collectTransportRegistrations(harness: TransportHarness): CaseLi
 function registerTransportCases(harness: TransportHarness, registrar: CaseRegistrar) {
   const timing = resolveTransportTiming(harness.timing);
   const createEnv = () => new TransportEnv(harness, timing);
-  const suite = new Suite(harness, createEnv, timing.caseTimeoutMs, registrar);
+  const suite = new Suite(harness, createEnv, timing.caseTimeoutMs, registrar, harness.cases);
   registerDeliveryCases(suite);
   registerSettlementCases(suite);
   registerDeadLetterCases(suite);

@@ -1,0 +1,34 @@
+import { randomUUID } from 'node:crypto';
+import { runTransportConformance } from '@idemq/conformance';
+import { redisStore } from '@idemq/redis';
+import { serviceUrls } from '@idemq/services';
+import { afterAll } from 'vitest';
+import { sqsHarness } from './conformanceHarness.js';
+import { EXPECTED_CAPABILITIES } from './expectedCapabilities.js';
+import { adminClient, QueueFactory } from './helpers.js';
+
+// C11 and C17–C33 (the consumer-level cases: dead letters, concurrency, leases, drain,
+// reconnection, dedup, crashes, store failures, events) again on the Redis store, so that a real
+// SQS (ElasticMQ) and real Redis meet in the suite; the full suite runs on standard and FIFO
+// queues with the in-memory store in the other files.
+const admin = adminClient();
+const queues = new QueueFactory(admin);
+afterAll(async () => {
+  await queues.deleteAll();
+  admin.destroy();
+});
+
+const standard = sqsHarness(
+  'sqs (standard queues, long polling, native redrive)',
+  { redrive: true, waitTimeMs: 1_000 },
+  EXPECTED_CAPABILITIES.standardRedrive,
+  admin,
+  queues,
+);
+const prefix = `idemq-conformance-${randomUUID().slice(0, 8)}`;
+runTransportConformance({
+  ...standard,
+  name: `${standard.name} + redis store`,
+  createStore: async () => redisStore({ url: serviceUrls().redis, prefix }),
+  cases: (id) => id === 'C11' || (id >= 'C17' && id <= 'C33'),
+});
