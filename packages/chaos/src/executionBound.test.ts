@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { allowedReExecutions, FAULT_BOUND } from './executionBound.js';
 
-const none = { kill: 0, storeRestart: 0, storeKill: 0, brokerBreak: 0 };
+const none = { kill: 0, storeRestart: 0, storeKill: 0, brokerBreak: 0, brokerRestart: 0 };
 
 describe('allowedReExecutions', () => {
   it('allows none without faults: executions = completions', () => {
@@ -18,7 +18,7 @@ describe('allowedReExecutions', () => {
     const allowance = allowedReExecutions(FAULT_BOUND, {
       consumers: 3,
       concurrency: 10,
-      faults: { kill: 2, storeRestart: 1, storeKill: 1, brokerBreak: 1 },
+      faults: { kill: 2, storeRestart: 1, storeKill: 1, brokerBreak: 1, brokerRestart: 0 },
       healthyIds: 400,
     });
     expect(allowance.allowed).toBe(2 * 10 + 3 * 30);

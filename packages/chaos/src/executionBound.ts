@@ -20,7 +20,7 @@ export interface ExecutionBound {
  * The bound of every scenario but F05 without heartbeat: a SIGKILL interrupts the killed
  * consumer's handlers; a store restart fails every consumer's completions in flight; a broker
  * connection cut (on the memory transport: every consumer crashed and replaced) reaches every
- * consumer. Without faults: executions = completions.
+ * consumer, and so does a broker restart. Without faults: executions = completions.
  */
 export const FAULT_BOUND: ExecutionBound = {
   reach: {
@@ -28,6 +28,7 @@ export const FAULT_BOUND: ExecutionBound = {
     storeRestart: 'everyConsumer',
     storeKill: 'everyConsumer',
     brokerBreak: 'everyConsumer',
+    brokerRestart: 'everyConsumer',
   },
   perId: 0,
 };

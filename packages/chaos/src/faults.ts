@@ -2,13 +2,14 @@
  * The order in which a run's faults are injected, one per tick: a finite list for a bounded run
  * (its kinds interleaved, so each lands while handlers run), or an endless rotation for a soak.
  */
-export type FaultKind = 'kill' | 'storeRestart' | 'storeKill' | 'brokerBreak';
+export type FaultKind = 'kill' | 'storeRestart' | 'storeKill' | 'brokerBreak' | 'brokerRestart';
 
 export const FAULT_KINDS: readonly FaultKind[] = [
   'kill',
   'storeRestart',
   'storeKill',
   'brokerBreak',
+  'brokerRestart',
 ];
 
 export interface FaultPlan {
@@ -17,7 +18,10 @@ export interface FaultPlan {
   storeRestarts: number;
   /** Store SIGKILLed (nothing flushed at exit) and started again. */
   storeKills: number;
+  /** Broker connections cut (see `F04_METHOD`). */
   brokerBreaks: number;
+  /** The run's private broker stopped and started again (RabbitMQ only). */
+  brokerRestarts: number;
   /** Endless: repeat this rotation until the run settles (the counts above are then ignored). */
   rotation?: readonly FaultKind[];
 }
@@ -41,6 +45,7 @@ export function faultSequence(plan: FaultPlan): FaultSequence {
     storeRestart: plan.storeRestarts,
     storeKill: plan.storeKills,
     brokerBreak: plan.brokerBreaks,
+    brokerRestart: plan.brokerRestarts,
   };
   const rounds = Math.max(...Object.values(counts));
   for (let round = 0; round < rounds; round++) {

@@ -15,6 +15,7 @@ const row: FiguresRow = {
   storeRestarts: 0,
   storeKills: 0,
   brokerBreaks: 0,
+  brokerRestarts: 0,
   executions: 402,
   completions: 400,
   completionsSeenOnlyInStore: 0,

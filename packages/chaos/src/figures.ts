@@ -22,6 +22,8 @@ export interface FiguresRow {
   /** Store restarts after a SIGKILL. */
   storeKills: number;
   brokerBreaks: number;
+  /** Restarts of the run's private broker. */
+  brokerRestarts: number;
   executions: number;
   completions: number;
   /** Of `completions`: seen only in the store, the ledger write killed with its process. */
@@ -73,11 +75,13 @@ const COLUMNS: Array<[string, (row: FiguresRow) => string | number]> = [
   ['result', (r) => (r.passed ? 'pass' : 'FAIL')],
 ];
 
-/** Store restarts (SIGKILLs among them) and broker faults. */
+/** Store restarts (SIGKILLs among them) and broker faults (real restarts among them). */
 function restartsCell(row: FiguresRow): string {
   const store = row.storeRestarts + row.storeKills;
   const killed = row.storeKills > 0 ? ` (${row.storeKills} SIGKILL)` : '';
-  return `${store} store${killed} / ${row.brokerBreaks} broker`;
+  const broker = row.brokerBreaks + row.brokerRestarts;
+  const restarted = row.brokerRestarts > 0 ? ` (${row.brokerRestarts} restart)` : '';
+  return `${store} store${killed} / ${broker} broker${restarted}`;
 }
 
 /** A Markdown table of `rows`, as printed and pasted into docs/reliability.md. */

@@ -15,6 +15,7 @@ import { type FaultKind, faultSequence } from './faults.js';
 import type { FiguresRow } from './figures.js';
 import { type IdTrail, Ledger, type LedgerSnapshot } from './ledger.js';
 import { planPublishing, publishAll } from './publisher.js';
+import { RabbitmqServer } from './rabbitmqServer.js';
 import type { Scenario } from './scenarios.js';
 import { STORE_PROFILE, type StoreServer } from './storeServer.js';
 import { BAD_INPUT_KINDS, expectedCodeFamily } from './transports/badInputs.js';
@@ -61,7 +62,16 @@ export async function runScenario(options: RunOptions): Promise<RunResult> {
   const ledger = new Ledger(options.ledgerUrl, `idemq-chaos:${tag}`);
   const storePrefix = `idemq-chaos-${tag}`;
   const scope = 'chaos';
-  const kit = await prepareKit(options.transport, options.services);
+  // A broker restart needs a broker of the run's own: the shared one serves other suites.
+  const restartsBroker =
+    scenario.brokerRestarts > 0 || (scenario.rotation ?? []).includes('brokerRestart');
+  const privateBroker = restartsBroker ? await RabbitmqServer.start() : undefined;
+  const kit = await prepareKit(options.transport, options.services, privateBroker).catch(
+    async (error: unknown) => {
+      await privateBroker?.destroy();
+      throw error;
+    },
+  );
   const pool = new WorkerPool(
     {
       transport: kit.spec,
@@ -91,6 +101,7 @@ export async function runScenario(options: RunOptions): Promise<RunResult> {
     storeRestart: 0,
     storeKill: 0,
     brokerBreak: 0,
+    brokerRestart: 0,
   };
   const restartsBefore = storeServer.restarts;
   const storeKillsBefore = storeServer.kills;
@@ -116,9 +127,9 @@ export async function runScenario(options: RunOptions): Promise<RunResult> {
     );
     const sequence = faultSequence(scenario);
     // Spread a bounded stream over the fault schedule, so every fault lands while handlers run.
-    const publishOverMs = Number.isFinite(sequence.total)
-      ? (sequence.total + 0.5) * scenario.faultEveryMs
-      : 0;
+    const publishOverMs =
+      scenario.publishOverMs ??
+      (Number.isFinite(sequence.total) ? (sequence.total + 0.5) * scenario.faultEveryMs : 0);
 
     let injecting = true;
     injector = (async () => {
@@ -133,6 +144,9 @@ export async function runScenario(options: RunOptions): Promise<RunResult> {
           await storeServer.restart(1_500, 'SIGTERM');
         } else if (fault === 'storeKill') {
           await storeServer.restart(1_500, 'SIGKILL');
+        } else if (fault === 'brokerRestart') {
+          if (!kit.restartBroker) throw new Error(`${options.transport}: no broker to restart`);
+          log(`${options.transport} ${scenario.id}: ${await kit.restartBroker()}`);
         } else {
           log(`${options.transport} ${scenario.id}: ${await kit.breakConnections(pool, random)}`);
         }
@@ -256,6 +270,7 @@ export async function runScenario(options: RunOptions): Promise<RunResult> {
       storeRestarts: storeServer.restarts - restartsBefore,
       storeKills: storeServer.kills - storeKillsBefore,
       brokerBreaks: faults.brokerBreak,
+      brokerRestarts: faults.brokerRestart,
       executions: report.executions,
       completions: report.completions,
       completionsSeenOnlyInStore: report.completionsSeenOnlyInStore,
@@ -285,6 +300,7 @@ export async function runScenario(options: RunOptions): Promise<RunResult> {
     await records.close()?.catch(() => undefined);
     await pool.stop().catch(() => undefined);
     await kit.close().catch(() => undefined);
+    await privateBroker?.destroy().catch(() => undefined);
     await ledger.drop().catch(() => undefined);
     ledger.close();
   }

@@ -7,12 +7,14 @@ import type { AuditReport } from './audit.js';
 import { type ExecutionBound, FAULT_BOUND } from './executionBound.js';
 import type { FaultPlan } from './faults.js';
 import type { CounterName } from './ledger.js';
+import type { TransportName } from './transports/spec.js';
 
 export const SCENARIO_IDS = [
   'F01',
   'F02',
   'F03',
   'F04',
+  'F04-restart',
   'F05-heartbeat',
   'F05-no-heartbeat',
   'F06',
@@ -46,6 +48,13 @@ export interface Scenario extends FaultPlan {
   retryBaseDelayMs: number;
   /** One fault every `faultEveryMs` (see `FaultPlan`). */
   faultEveryMs: number;
+  /**
+   * Publishing is spread over the fault schedule unless this says otherwise (0: as fast as the
+   * broker takes it, done before the first fault).
+   */
+  publishOverMs?: number;
+  /** The transports the scenario runs on (default: every one). */
+  transports?: readonly TransportName[];
   /** How many handler runs beyond one per message the scenario's faults may cause. */
   executionBound: ExecutionBound;
   /** Extra pass criterion: returns the reasons it failed (empty: passed). */
@@ -67,6 +76,7 @@ const BASE = {
   storeRestarts: 0,
   storeKills: 0,
   brokerBreaks: 0,
+  brokerRestarts: 0,
   faultEveryMs: 2_000,
   executionBound: FAULT_BOUND,
 } as const;
@@ -115,6 +125,21 @@ export function boundedScenario(id: ScenarioId): Scenario {
         workMs: 20,
         brokerBreaks: 2,
         faultEveryMs: 2_500,
+      };
+    case 'F04-restart':
+      return {
+        ...BASE,
+        id,
+        title: 'private RabbitMQ broker restarted mid-run',
+        messages: 400,
+        // Long enough that handlers are in flight when the broker goes down.
+        workMs: 200,
+        brokerRestarts: 1,
+        // Published before the restart: the test is the consumers', not the publisher's.
+        publishOverMs: 0,
+        faultEveryMs: 2_000,
+        // Only RabbitMQ can run a broker of the suite's own here (see docs/reliability.md).
+        transports: ['rabbitmq'],
       };
     case 'F05-heartbeat':
       return {
