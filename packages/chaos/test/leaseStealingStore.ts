@@ -3,8 +3,8 @@
  * takes a record over once even while its owner's lease is live (new owner and fencing token, so
  * the old owner's `complete` is still refused). Completions stay unique and the fenced ledger
  * absorbs the replays; only the execution bound can tell it from a correct store. (A thief without
- * the once-per-record limit steals back and forth between a record's copies, each release
- * sending the next copy in, until ids are dead-lettered: the other invariants catch that.)
+ * the once-per-record limit keeps a record's copies taking it from each other and leaves ids
+ * uncompleted: the other invariants catch that one.)
  */
 import {
   type ClaimOutcome,
