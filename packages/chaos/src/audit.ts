@@ -1,7 +1,9 @@
 /**
  * The invariants of a run, checked from the ledger alone: every healthy id completed exactly once,
- * every poison or bad message dead-lettered with its reason, no handler run without a claim.
+ * every poison or bad message dead-lettered with its reason, no handler run without a claim, and
+ * no more handler runs than one per message plus what the run's faults can explain.
  */
+import type { ReExecutionAllowance } from './executionBound.js';
 import type { DeadLetterEntry, LedgerSnapshot } from './ledger.js';
 
 /** What was published, as the checker needs it. */
@@ -42,6 +44,23 @@ export interface AuditReport {
   replayedEffects: number;
   /** Executions minus completions: the at-least-once cost of crashes and lease losses. */
   reExecutions: number;
+  /** Handler runs of healthy ids. */
+  healthyExecutions: number;
+  /** COMPLETED transitions of healthy ids (ledger and store-only). */
+  healthyCompletions: number;
+  /** Handler runs of poison ids: `maxAttempts` each, never completed. */
+  poisonExecutions: number;
+  /** Handler runs of ids never published (a bad input must never reach the handler). */
+  unplannedExecutions: number;
+  /**
+   * Runs beyond once per message: healthy executions − healthy completions (held to `allowance`),
+   * plus each poison id's runs beyond `maxAttempts` and unplanned runs (both held to 0).
+   */
+  excessExecutions: number;
+  /** The re-executions of healthy ids the run's faults allow. */
+  allowance: ReExecutionAllowance;
+  /** Each execution bound the run broke, in words; empty when within bounds. */
+  boundViolations: string[];
   /** Every invariant held. */
   ok: boolean;
 }
@@ -95,6 +114,7 @@ export function audit(
   plan: PublishedPlan,
   snapshot: LedgerSnapshot,
   completedInStore: ReadonlySet<string>,
+  allowance: ReExecutionAllowance,
 ): AuditReport {
   const { deadById, anonymousDead } = sortDeadLetters(plan, snapshot.deadLetters);
   const byCode: Record<string, number> = {};
@@ -129,6 +149,7 @@ export function audit(
   let replayedEffects = 0;
   for (const count of snapshot.replays.values()) replayedEffects += count;
   const badInputsUnaccounted = plan.badInputs - anonymousDead;
+  const runs = executionsBySort(plan, snapshot, completedInStore);
   const report: AuditReport = {
     executions,
     completions,
@@ -143,6 +164,9 @@ export function audit(
     unclaimedExecutions: snapshot.unclaimedExecutions,
     replayedEffects,
     reExecutions: executions - completions,
+    ...runs.counts,
+    allowance,
+    boundViolations: boundViolations(plan, runs, allowance),
     ok: false,
   };
   report.ok =
@@ -151,6 +175,77 @@ export function audit(
     healthyDeadLettered.length === 0 &&
     poisonUnaccounted.length === 0 &&
     badInputsUnaccounted === 0 &&
-    report.unclaimedExecutions === 0;
+    report.unclaimedExecutions === 0 &&
+    report.boundViolations.length === 0;
   return report;
+}
+
+/** Executions sorted into healthy, poison and unplanned ids, and what each sort owes the bound. */
+function executionsBySort(
+  plan: PublishedPlan,
+  snapshot: LedgerSnapshot,
+  completedInStore: ReadonlySet<string>,
+) {
+  const healthy = new Set(plan.healthy);
+  const poison = new Set(plan.poison);
+  let healthyExecutions = 0;
+  let poisonExecutions = 0;
+  let unplannedExecutions = 0;
+  const poisonOverRun: Array<[string, number]> = [];
+  for (const [id, count] of snapshot.executions) {
+    if (healthy.has(id)) healthyExecutions += count;
+    else if (poison.has(id)) {
+      poisonExecutions += count;
+      if (count > plan.maxAttempts) poisonOverRun.push([id, count]);
+    } else unplannedExecutions += count;
+  }
+  let healthyCompletions = 0;
+  for (const id of plan.healthy) {
+    const inLedger = snapshot.completions.get(id) ?? 0;
+    healthyCompletions += inLedger > 0 ? inLedger : completedInStore.has(id) ? 1 : 0;
+  }
+  const healthyReExecutions = healthyExecutions - healthyCompletions;
+  const poisonExcess = poisonOverRun.reduce((sum, [, count]) => sum + count - plan.maxAttempts, 0);
+  return {
+    counts: {
+      healthyExecutions,
+      healthyCompletions,
+      poisonExecutions,
+      unplannedExecutions,
+      excessExecutions: Math.max(0, healthyReExecutions) + poisonExcess + unplannedExecutions,
+    },
+    healthyReExecutions,
+    poisonOverRun,
+  };
+}
+
+/** The bounds a run broke, each saying which and by how much. */
+function boundViolations(
+  plan: PublishedPlan,
+  runs: ReturnType<typeof executionsBySort>,
+  allowance: ReExecutionAllowance,
+): string[] {
+  const violations: string[] = [];
+  const { counts, healthyReExecutions, poisonOverRun } = runs;
+  if (poisonOverRun.length > 0) {
+    const sample = poisonOverRun
+      .slice(0, 5)
+      .map(([id, count]) => `${id} ×${count}`)
+      .join(', ');
+    violations.push(
+      `poison executions: ${poisonOverRun.length} poison ids ran more than maxAttempts ${plan.maxAttempts} times (${sample})`,
+    );
+  }
+  if (counts.unplannedExecutions > 0) {
+    violations.push(
+      `unplanned executions: ${counts.unplannedExecutions} handler runs of ids never published`,
+    );
+  }
+  if (healthyReExecutions > allowance.allowed) {
+    const exact = allowance.allowed === 0 ? ' (executions = completions)' : '';
+    violations.push(
+      `re-execution bound${exact}: healthy executions ${counts.healthyExecutions} − completions ${counts.healthyCompletions} = ${healthyReExecutions} re-executions, more than the ${allowance.allowed} allowed (${allowance.basis})`,
+    );
+  }
+  return violations;
 }

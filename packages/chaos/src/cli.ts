@@ -53,6 +53,10 @@ async function main(): Promise<number> {
     for (const transport of transports) {
       for (const id of scenarios) {
         const scenario = { ...boundedScenario(id) };
+        if (scenario.transports && !scenario.transports.includes(transport)) {
+          console.error(`[chaos] ${transport} ${id}: skipped, runs on ${scenario.transports}`);
+          continue;
+        }
         if (values.messages !== undefined) scenario.messages = Number(values.messages);
         if (values.consumers !== undefined) scenario.consumers = Number(values.consumers);
         if (values.kills !== undefined) scenario.kills = Number(values.kills);

@@ -13,7 +13,9 @@ const row: FiguresRow = {
   badInputs: 0,
   kills: 3,
   storeRestarts: 0,
+  storeKills: 0,
   brokerBreaks: 0,
+  brokerRestarts: 0,
   executions: 402,
   completions: 400,
   completionsSeenOnlyInStore: 0,
@@ -22,6 +24,7 @@ const row: FiguresRow = {
   deadLettered: 0,
   deadLetteredByCode: {},
   reExecutions: 2,
+  reExecutionsAllowed: 30,
   replayedEffects: 0,
   staleEffectsRefused: 0,
   leaseLost: 0,
@@ -46,5 +49,11 @@ describe('figuresTable', () => {
     expect(lines[2]).toContain('| 8.3 s | pass |');
     expect(lines[3]).toContain('| 3 | 400 |');
     expect(lines[3]).toMatch(/\| FAIL \|$/);
+  });
+
+  it('counts SIGTERM and SIGKILL store restarts together and says how many were SIGKILLs', () => {
+    const [, , line] = figuresTable([{ ...row, storeRestarts: 1, storeKills: 1 }]).split('\n');
+    expect(line).toContain('| 2 store (1 SIGKILL) / 0 broker |');
+    expect(line).toContain('| 402 | 400 | 30 |');
   });
 });

@@ -17,8 +17,13 @@ export interface FiguresRow {
   duplicatesInjected: number;
   badInputs: number;
   kills: number;
+  /** Store restarts after a SIGTERM. */
   storeRestarts: number;
+  /** Store restarts after a SIGKILL. */
+  storeKills: number;
   brokerBreaks: number;
+  /** Restarts of the run's private broker. */
+  brokerRestarts: number;
   executions: number;
   completions: number;
   /** Of `completions`: seen only in the store, the ledger write killed with its process. */
@@ -29,6 +34,8 @@ export interface FiguresRow {
   deadLetteredByCode: Record<string, number>;
   /** Executions − completions: the at-least-once cost. */
   reExecutions: number;
+  /** Re-executions of healthy ids the scenario's bound allowed, given the faults injected. */
+  reExecutionsAllowed: number;
   /** Re-executions that found their effect already applied (absorbed by the fenced write). */
   replayedEffects: number;
   /** Zombie effects refused by the fencing token. */
@@ -54,9 +61,10 @@ const COLUMNS: Array<[string, (row: FiguresRow) => string | number]> = [
   ['dups injected', (r) => r.duplicatesInjected],
   ['bad inputs', (r) => r.badInputs],
   ['kills', (r) => (r.consumerKind === 'in-process' && r.kills ? `${r.kills} (sim)` : r.kills)],
-  ['restarts', (r) => `${r.storeRestarts} store / ${r.brokerBreaks} broker`],
+  ['restarts', restartsCell],
   ['executions', (r) => r.executions],
   ['completions', (r) => r.completions],
+  ['re-executions allowed', (r) => r.reExecutionsAllowed],
   ['completed twice', (r) => r.completedTwice],
   ['lost', (r) => r.lost],
   ['dead-lettered', (r) => r.deadLettered],
@@ -66,6 +74,15 @@ const COLUMNS: Array<[string, (row: FiguresRow) => string | number]> = [
   ['wall time', (r) => `${(r.wallMs / 1000).toFixed(1)} s`],
   ['result', (r) => (r.passed ? 'pass' : 'FAIL')],
 ];
+
+/** Store restarts (SIGKILLs among them) and broker faults (real restarts among them). */
+function restartsCell(row: FiguresRow): string {
+  const store = row.storeRestarts + row.storeKills;
+  const killed = row.storeKills > 0 ? ` (${row.storeKills} SIGKILL)` : '';
+  const broker = row.brokerBreaks + row.brokerRestarts;
+  const restarted = row.brokerRestarts > 0 ? ` (${row.brokerRestarts} restart)` : '';
+  return `${store} store${killed} / ${broker} broker${restarted}`;
+}
 
 /** A Markdown table of `rows`, as printed and pasted into docs/reliability.md. */
 export function figuresTable(rows: readonly FiguresRow[]): string {

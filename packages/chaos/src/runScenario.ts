@@ -5,15 +5,17 @@
  */
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { IdempotencyRecord } from '@idemq/core';
+import type { IdempotencyRecord, Store } from '@idemq/core';
 import { seededRandom } from '@idemq/core/testing';
 import { redisStore } from '@idemq/redis';
 import { Redis } from 'ioredis';
 import { type AuditReport, audit, deadLettersOwed } from './audit.js';
-import { faultSequence } from './faults.js';
+import { allowedReExecutions } from './executionBound.js';
+import { type FaultKind, faultSequence } from './faults.js';
 import type { FiguresRow } from './figures.js';
 import { type IdTrail, Ledger, type LedgerSnapshot } from './ledger.js';
 import { planPublishing, publishAll } from './publisher.js';
+import { RabbitmqServer } from './rabbitmqServer.js';
 import type { Scenario } from './scenarios.js';
 import { STORE_PROFILE, type StoreServer } from './storeServer.js';
 import { BAD_INPUT_KINDS, expectedCodeFamily } from './transports/badInputs.js';
@@ -30,6 +32,12 @@ export interface RunOptions {
   ledgerUrl: string;
   /** The store's own redis-server (F03 restarts it). */
   storeServer: StoreServer;
+  /**
+   * In-process consumers only (memory transport): each consumer's store comes from here instead
+   * of the store server, and the run reads records back through one more. The negative controls
+   * run a deliberately broken store this way.
+   */
+  openStore?: () => Store;
   seed: number;
   /** Give up waiting for the run to settle after this long. */
   timeoutMs: number;
@@ -54,7 +62,16 @@ export async function runScenario(options: RunOptions): Promise<RunResult> {
   const ledger = new Ledger(options.ledgerUrl, `idemq-chaos:${tag}`);
   const storePrefix = `idemq-chaos-${tag}`;
   const scope = 'chaos';
-  const kit = await prepareKit(options.transport, options.services);
+  // A broker restart needs a broker of the run's own: the shared one serves other suites.
+  const restartsBroker =
+    scenario.brokerRestarts > 0 || (scenario.rotation ?? []).includes('brokerRestart');
+  const privateBroker = restartsBroker ? await RabbitmqServer.start() : undefined;
+  const kit = await prepareKit(options.transport, options.services, privateBroker).catch(
+    async (error: unknown) => {
+      await privateBroker?.destroy();
+      throw error;
+    },
+  );
   const pool = new WorkerPool(
     {
       transport: kit.spec,
@@ -76,13 +93,24 @@ export async function runScenario(options: RunOptions): Promise<RunResult> {
       storeErrorRetryDelayMs: 500,
     },
     kit.broker,
+    options.openStore,
   );
   const startedAt = performance.now();
-  const faults = { kills: 0, storeRestarts: 0, brokerBreaks: 0 };
+  const faults: Record<FaultKind, number> = {
+    kill: 0,
+    storeRestart: 0,
+    storeKill: 0,
+    brokerBreak: 0,
+    brokerRestart: 0,
+  };
   const restartsBefore = storeServer.restarts;
+  const storeKillsBefore = storeServer.kills;
   let settled = false;
   let injector: Promise<void> | undefined;
-  const records = storeRecords(storeServer.url, storePrefix, scope);
+  const records = storeRecords(
+    options.openStore ?? (() => redisStore({ url: storeServer.url, prefix: storePrefix })),
+    scope,
+  );
   const failures: string[] = [];
   try {
     const interrupted = () => options.signal?.aborted === true;
@@ -99,9 +127,9 @@ export async function runScenario(options: RunOptions): Promise<RunResult> {
     );
     const sequence = faultSequence(scenario);
     // Spread a bounded stream over the fault schedule, so every fault lands while handlers run.
-    const publishOverMs = Number.isFinite(sequence.total)
-      ? (sequence.total + 0.5) * scenario.faultEveryMs
-      : 0;
+    const publishOverMs =
+      scenario.publishOverMs ??
+      (Number.isFinite(sequence.total) ? (sequence.total + 0.5) * scenario.faultEveryMs : 0);
 
     let injecting = true;
     injector = (async () => {
@@ -112,14 +140,17 @@ export async function runScenario(options: RunOptions): Promise<RunResult> {
         if (settled || interrupted()) break;
         if (fault === 'kill') {
           await pool.killOne(random);
-          faults.kills++;
         } else if (fault === 'storeRestart') {
-          await storeServer.restart(1_500);
-          faults.storeRestarts++;
+          await storeServer.restart(1_500, 'SIGTERM');
+        } else if (fault === 'storeKill') {
+          await storeServer.restart(1_500, 'SIGKILL');
+        } else if (fault === 'brokerRestart') {
+          if (!kit.restartBroker) throw new Error(`${options.transport}: no broker to restart`);
+          log(`${options.transport} ${scenario.id}: ${await kit.restartBroker()}`);
         } else {
           log(`${options.transport} ${scenario.id}: ${await kit.breakConnections(pool, random)}`);
-          faults.brokerBreaks++;
         }
+        faults[fault]++;
       }
     })().finally(() => {
       injecting = false;
@@ -203,7 +234,13 @@ export async function runScenario(options: RunOptions): Promise<RunResult> {
     const completedInStore = new Set(
       withoutLedgerCompletion.filter((id) => storeOnly.get(id)?.state === 'COMPLETED'),
     );
-    const report = audit(published, snapshot, completedInStore);
+    const allowance = allowedReExecutions(scenario.executionBound, {
+      consumers: scenario.consumers,
+      concurrency: scenario.concurrency,
+      faults,
+      healthyIds: plan.healthy.length,
+    });
+    const report = audit(published, snapshot, completedInStore, allowance);
     if (!report.ok) {
       const trails = await ledger.trails(report.lost.slice(0, LOST_TRACED));
       failures.push(describeFailures(report, snapshot, storeOnly, trails));
@@ -229,9 +266,11 @@ export async function runScenario(options: RunOptions): Promise<RunResult> {
       published: plan.order.length + badInputs,
       duplicatesInjected: plan.duplicatesInjected,
       badInputs,
-      kills: faults.kills,
+      kills: faults.kill,
       storeRestarts: storeServer.restarts - restartsBefore,
-      brokerBreaks: faults.brokerBreaks,
+      storeKills: storeServer.kills - storeKillsBefore,
+      brokerBreaks: faults.brokerBreak,
+      brokerRestarts: faults.brokerRestart,
       executions: report.executions,
       completions: report.completions,
       completionsSeenOnlyInStore: report.completionsSeenOnlyInStore,
@@ -240,6 +279,7 @@ export async function runScenario(options: RunOptions): Promise<RunResult> {
       deadLettered: report.deadLettered,
       deadLetteredByCode: report.deadLetteredByCode,
       reExecutions: report.reExecutions,
+      reExecutionsAllowed: allowance.allowed,
       replayedEffects: report.replayedEffects,
       staleEffectsRefused: snapshot.counters.staleEffects,
       leaseLost: snapshot.counters.leaseLostStore,
@@ -260,6 +300,7 @@ export async function runScenario(options: RunOptions): Promise<RunResult> {
     await records.close()?.catch(() => undefined);
     await pool.stop().catch(() => undefined);
     await kit.close().catch(() => undefined);
+    await privateBroker?.destroy().catch(() => undefined);
     await ledger.drop().catch(() => undefined);
     ledger.close();
   }
@@ -269,12 +310,12 @@ export async function runScenario(options: RunOptions): Promise<RunResult> {
  * Reads the run's store records through one client, opened on first use (most runs never need
  * it) and reconnecting by itself after a store restart.
  */
-function storeRecords(storeUrl: string, prefix: string, scope: string) {
-  let store: ReturnType<typeof redisStore> | undefined;
+function storeRecords(open: () => Store, scope: string) {
+  let store: Store | undefined;
   const read = async (ids: readonly string[]) => {
     const found = new Map<string, IdempotencyRecord | undefined>();
     if (ids.length === 0) return found;
-    store ??= redisStore({ url: storeUrl, prefix });
+    store ??= open();
     for (const requestId of ids) found.set(requestId, await store.inspect({ scope, requestId }));
     return found;
   };
@@ -349,6 +390,7 @@ function describeFailures(
     parts.push(`bad inputs unaccounted: ${report.badInputsUnaccounted}`);
   }
   if (report.unclaimedExecutions) parts.push(`${report.unclaimedExecutions} unclaimed executions`);
+  parts.push(...report.boundViolations);
   return parts.join('; ');
 }
 

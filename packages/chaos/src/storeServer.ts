@@ -1,6 +1,7 @@
 /**
- * The store's own redis-server (F03 stops and restarts it; the shared 6379 server is never
- * touched): a free 127.0.0.1 port, append-only with fsync on every write, in a temp directory.
+ * The store's own redis-server (F03 stops or SIGKILLs it and starts it again; the shared 6379
+ * server is never touched): a free 127.0.0.1 port, append-only with fsync on every write, in a
+ * temp directory.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -17,7 +18,10 @@ export const STORE_PROFILE = 'appendonly yes, appendfsync always';
 
 export class StoreServer {
   private child: ChildProcess | undefined;
+  /** Restarts after a SIGTERM. */
   restarts = 0;
+  /** Restarts after a SIGKILL. */
+  kills = 0;
 
   private constructor(
     readonly port: number,
@@ -48,23 +52,27 @@ export class StoreServer {
     throw new Error(`redis-server on ${this.port} did not answer`);
   }
 
-  /** SIGTERM (Redis fsyncs and exits), then waits for the process to be gone. */
-  async down(): Promise<void> {
+  /**
+   * SIGTERM (Redis fsyncs and exits) or SIGKILL (gone at once: only what `appendfsync always`
+   * wrote before each reply survives), then waits for the process to be gone.
+   */
+  async down(signal: 'SIGTERM' | 'SIGKILL' = 'SIGTERM'): Promise<void> {
     const child = this.child;
     this.child = undefined;
-    if (!child || child.exitCode !== null) return;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
     await new Promise((resolve) => {
       child.once('exit', resolve);
-      child.kill('SIGTERM');
+      child.kill(signal);
     });
   }
 
-  /** Down for `downMs`, then up again on the same port with the same data. */
-  async restart(downMs: number): Promise<void> {
-    await this.down();
+  /** Down (by `signal`) for `downMs`, then up again on the same port with the same data. */
+  async restart(downMs: number, signal: 'SIGTERM' | 'SIGKILL' = 'SIGTERM'): Promise<void> {
+    await this.down(signal);
     await sleep(downMs);
     await this.up();
-    this.restarts++;
+    if (signal === 'SIGKILL') this.kills++;
+    else this.restarts++;
   }
 
   async destroy(): Promise<void> {

@@ -4,7 +4,7 @@
  * process (`child.ts`), or in-process for the memory transport, which cannot span processes.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createConsumer, type MemoryBroker } from '@idemq/core';
+import { createConsumer, type MemoryBroker, type Store } from '@idemq/core';
 import { redisStore } from '@idemq/redis';
 import { Counters, Ledger, type TrailEvent } from './ledger.js';
 import { trackedStore } from './trackedStore.js';
@@ -53,15 +53,17 @@ export interface RunningWorker {
 
 const never = () => new Promise<never>(() => undefined);
 
+/** `openStore`: the store instead of the config's Redis store (in-process only). */
 export async function startWorker(
   config: WorkerConfig,
   broker?: MemoryBroker,
+  openStore?: () => Store,
 ): Promise<RunningWorker> {
   const ledger = new Ledger(config.ledgerUrl, config.ledgerPrefix);
-  const store = trackedStore(
-    redisStore({ url: config.storeUrl, prefix: config.storePrefix, commandTimeoutMs: 1_000 }),
-    ledger,
-  );
+  const inner =
+    openStore?.() ??
+    redisStore({ url: config.storeUrl, prefix: config.storePrefix, commandTimeoutMs: 1_000 });
+  const store = trackedStore(inner, ledger);
   const { transport, cutConnections } = openTransport(config.transport, broker);
   let crashed = false;
   const consumer = createConsumer<ChaosBody>({

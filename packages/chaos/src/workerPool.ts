@@ -6,7 +6,7 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { MemoryBroker } from '@idemq/core';
+import type { MemoryBroker, Store } from '@idemq/core';
 import type { ChildMessage, ParentMessage } from './child.js';
 import { type RunningWorker, startWorker, type WorkerConfig } from './worker.js';
 
@@ -31,11 +31,17 @@ export class WorkerPool {
   private readonly crashed: RunningWorker[] = [];
   private next = 0;
 
-  /** `broker` set: in-process workers on that broker (memory transport). */
+  /**
+   * `broker` set: in-process workers on that broker (memory transport), each with a store from
+   * `openStore` when given (child processes always open the Redis store of their config).
+   */
   constructor(
     private readonly config: Omit<WorkerConfig, 'workerId'>,
     private readonly broker?: MemoryBroker,
-  ) {}
+    private readonly openStore?: () => Store,
+  ) {
+    if (openStore && !broker) throw new Error('openStore needs in-process workers (a broker)');
+  }
 
   get size(): number {
     return this.members.length;
@@ -53,7 +59,7 @@ export class WorkerPool {
     const id = `w${this.next++}`;
     const config: WorkerConfig = { ...this.config, workerId: id };
     if (this.broker) {
-      this.members.push({ id, local: await startWorker(config, this.broker) });
+      this.members.push({ id, local: await startWorker(config, this.broker, this.openStore) });
       return;
     }
     const child = fork(CHILD_ENTRY, [], {

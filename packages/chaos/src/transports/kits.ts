@@ -14,6 +14,7 @@ import { TcpProxy } from '@idemq/services';
 import { declareQueue, deleteQueue, MessageAttributeNames } from '@idemq/sqs';
 import amqplib from 'amqplib';
 import { type Admin, Kafka, logLevel } from 'kafkajs';
+import type { RabbitmqServer } from '../rabbitmqServer.js';
 import type { WorkerPool } from '../workerPool.js';
 import {
   type BadInputKind,
@@ -47,6 +48,8 @@ export interface BrokerKit {
   publishBad(kind: BadInputKind): Promise<void>;
   /** The F04 fault; returns what it did, for the report. */
   breakConnections(pool: WorkerPool, random: () => number): Promise<string>;
+  /** Stops the run's private broker and starts it again (only a kit on one has it). */
+  restartBroker?(): Promise<string>;
   /**
    * Where the run's messages sit, by queue (ready, unacked, and dead letters a queue still holds),
    * for a run that did not settle: copies parked in a retry tier, held by a consumer, or nowhere.
@@ -64,16 +67,21 @@ export const F04_METHOD: Readonly<Record<TransportName, string>> = {
   sqs: 'TCP proxy in front of ElasticMQ resets all connections, refuses new ones 2 s',
 };
 
+/** `privateRabbitmq`: the RabbitMQ kit runs on that node instead of the shared broker. */
 export async function prepareKit(
   name: TransportName,
   services: ServiceAddresses,
+  privateRabbitmq?: RabbitmqServer,
 ): Promise<BrokerKit> {
   const runId = `${Date.now().toString(36)}-${randomUUID().slice(0, 6)}`;
+  if (privateRabbitmq && name !== 'rabbitmq') {
+    throw new Error(`a private RabbitMQ node is for the rabbitmq transport, not ${name}`);
+  }
   switch (name) {
     case 'memory':
       return memoryKit(runId);
     case 'rabbitmq':
-      return rabbitmqKit(runId, services.amqp);
+      return rabbitmqKit(runId, services.amqp, privateRabbitmq);
     case 'kafka':
       return kafkaKit(runId, services.kafkaBrokers);
     case 'sqs':
@@ -117,13 +125,18 @@ function memoryKit(runId: string): BrokerKit {
   };
 }
 
-async function rabbitmqKit(runId: string, amqpUrl: string): Promise<BrokerKit> {
+async function rabbitmqKit(
+  runId: string,
+  sharedAmqpUrl: string,
+  node: RabbitmqServer | undefined,
+): Promise<BrokerKit> {
   // A vhost of its own: closing its connections touches no other test or engineer.
   const vhost = `idemq-chaos-${runId}`;
-  const ctl = async (...args: string[]) => run('rabbitmqctl', args, { timeout: 60_000 });
+  const ctl = async (...args: string[]) =>
+    node ? node.ctl(...args) : run('rabbitmqctl', args, { timeout: 60_000 });
   await ctl('add_vhost', vhost);
   await ctl('set_permissions', '-p', vhost, 'guest', '.*', '.*', '.*');
-  const url = new URL(amqpUrl);
+  const url = new URL(node?.url ?? sharedAmqpUrl);
   url.pathname = `/${encodeURIComponent(vhost)}`;
   const spec: TransportSpec = { kind: 'rabbitmq', url: url.toString() };
   const source = 'chaos';
@@ -157,6 +170,14 @@ async function rabbitmqKit(runId: string, amqpUrl: string): Promise<BrokerKit> {
       await ctl('close_all_connections', '-p', vhost, 'idemq chaos F04');
       return F04_METHOD.rabbitmq;
     },
+    ...(node && {
+      async restartBroker() {
+        const startedAt = performance.now();
+        await node.restart(1_500);
+        const seconds = ((performance.now() - startedAt) / 1_000).toFixed(1);
+        return `private RabbitMQ node stopped (SIGTERM) and back in ${seconds} s`;
+      },
+    }),
     async queueDepths() {
       const columns = ['name', 'messages', 'messages_ready', 'messages_unacknowledged'];
       const { stdout } = await ctl('list_queues', '-q', '-p', vhost, ...columns);
