@@ -157,11 +157,15 @@ describe('transport conformance: negative controls', () => {
     }
   }, 120_000);
 
-  it.each(runs)('$name: fails exactly $caughtBy', (run) => {
+  // A reference must pass every case; a control must fail at least the cases named for it (a
+  // loaded machine may add a timing failure to a broken transport, never take one away).
+  it.each(runs)('$name: fails $caughtBy', (run) => {
     const outcomes = results.get(run) ?? [];
     expect(outcomes.length).toBeGreaterThan(30);
     const failed = outcomes.filter((r) => !r.passed);
     const why = failed.map((r) => `${r.name}: ${String(r.error)}`).join('\n');
-    expect([...new Set(failed.map((r) => r.id))].sort(), why).toEqual([...run.caughtBy].sort());
+    const failedIds = [...new Set(failed.map((r) => r.id))].sort();
+    if (run.caughtBy.length === 0) expect(failedIds, why).toEqual([]);
+    else expect(failedIds, why).toEqual(expect.arrayContaining(run.caughtBy));
   });
 });
