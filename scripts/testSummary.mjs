@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Sums vitest's "Tests" lines from a CI log into one closing line, "N passed, N failed"
-// (", N skipped" when any were), after a table per package of the turbo run and the list of
-// conformance cases omitted for a harness, with their reasons (the only tests that are skipped).
+// (", N skipped" when any were), after a table per package of the turbo run, the cases run and
+// omitted per conformance suite, and the omitted cases with their reasons (the only tests that
+// are skipped).
 import { readFileSync } from 'node:fs';
 
 const ESCAPE = String.fromCharCode(27);
@@ -14,7 +15,13 @@ const emptyCounts = () => ({ passed: 0, failed: 0, skipped: 0 });
 const totals = emptyCounts();
 const perPackage = new Map();
 const omissions = new Map();
+const suites = new Map();
 for (const line of log.split('\n')) {
+  const suite = /\[idemq-conformance\] suite (.+?) \| (.+)$/.exec(line);
+  if (suite?.[1] && suite[2]) {
+    suites.set(suite[1], suite[2].trim());
+    continue;
+  }
   const omission = /\[idemq-conformance\] omitted (.+?) \| (.+)$/.exec(line);
   if (omission?.[1] && omission[2]) {
     const cases = omissions.get(omission[1]) ?? new Set();
@@ -42,6 +49,12 @@ if (perPackage.size > 0) {
   const width = Math.max(...[...perPackage.keys()].map((name) => name.length));
   for (const [name, counts] of [...perPackage].sort(([a], [b]) => a.localeCompare(b))) {
     console.log(`  ${name.padEnd(width)}  ${describe(counts)}`);
+  }
+}
+if (suites.size > 0) {
+  console.log('Conformance suites (cases run, cases omitted):');
+  for (const [name, counts] of [...suites].sort(([a], [b]) => a.localeCompare(b))) {
+    console.log(`  ${name}: ${counts}`);
   }
 }
 if (omissions.size > 0) {

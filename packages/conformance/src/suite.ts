@@ -37,6 +37,7 @@ export type CaseSelection = (id: string) => boolean;
  */
 export class Suite<E extends CaseEnv, H> {
   private readonly omissions: Omission[] = [];
+  private registeredCount = 0;
 
   constructor(
     /** The harness the suite runs against: registration reads its capabilities. */
@@ -56,6 +57,7 @@ export class Suite<E extends CaseEnv, H> {
       onFinished(() => env.dispose());
       await body(env);
     };
+    this.registeredCount += 1;
     this.registrar.test(id, `${id} ${title}`, run, this.caseTimeoutMs);
   }
 
@@ -77,11 +79,20 @@ export class Suite<E extends CaseEnv, H> {
     return this.omissions;
   }
 
+  /** How many cases run (the omitted ones not counted). */
+  get registered(): number {
+    return this.registeredCount;
+  }
+
   /**
-   * Prints (once, at collection) one line per omitted case, in a form the CI summary
-   * (`scripts/testSummary.mjs`) collects: `[idemq-conformance] omitted <suite> | <id>: <reason>`.
+   * Prints (once, at collection) the suite's counts and one line per omitted case, in a form the
+   * CI summary (`scripts/testSummary.mjs`) collects:
+   * `[idemq-conformance] suite <suite> | <n> run, <m> omitted` and
+   * `[idemq-conformance] omitted <suite> | <id>: <reason>`.
    */
   report(suiteName: string): void {
+    const counts = `${this.registeredCount} run, ${this.omissions.length} omitted`;
+    console.info(`[idemq-conformance] suite ${suiteName} | ${counts}`);
     for (const { id, reason } of this.omissions) {
       console.info(`[idemq-conformance] omitted ${suiteName} | ${id}: ${reason}`);
     }
