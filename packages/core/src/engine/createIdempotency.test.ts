@@ -837,6 +837,11 @@ describe('createIdempotency run()', () => {
       ['513 bytes', 'a'.repeat(513), ErrorCodes.REQUEST_ID_TOO_LONG],
       ['257 two-byte chars (514 bytes)', 'é'.repeat(257), ErrorCodes.REQUEST_ID_TOO_LONG],
       ['a lone surrogate', 'abc\uDC00', ErrorCodes.REQUEST_ID_INVALID],
+      ['a CR LF (header splitting)', 'key\r\nx', ErrorCodes.REQUEST_ID_INVALID],
+      ['a NUL', 'key\u0000', ErrorCodes.REQUEST_ID_INVALID],
+      ['a DEL', 'key\u007f', ErrorCodes.REQUEST_ID_INVALID],
+      ['a C1 control', 'key\u0085', ErrorCodes.REQUEST_ID_INVALID],
+      ['129 four-byte chars (516 bytes)', '💶'.repeat(129), ErrorCodes.REQUEST_ID_TOO_LONG],
       ['a number', 42, ErrorCodes.REQUEST_ID_INVALID],
     ])('rejects a requestId that is %s with the right code, fn not run', async (_n, id, code) => {
       const { idem, store } = setup();
