@@ -761,6 +761,41 @@ describe('createIdempotency run()', () => {
       expect(result.ok).toBe(true);
     });
 
+    it('a Uint8Array result replays as an equal Uint8Array, also nested in an object', async () => {
+      const { idem } = setup({ storeResults: true });
+      const body = Uint8Array.of(0xde, 0xad, 0xbe, 0xef);
+      await idem.run('bytes', () => body);
+      const replay = await idem.run<unknown>('bytes', () => null);
+      expect(replay).toMatchObject({ status: 'duplicate', result: body });
+      expect((replay as { result: unknown }).result).toBeInstanceOf(Uint8Array);
+      const response = { status: 201, body: Buffer.from('{"id":"ch_1"}') };
+      await idem.run('response', () => response);
+      const again = (await idem.run<unknown>('response', () => null)) as {
+        result: { status: number; body: Uint8Array };
+      };
+      expect(again.result.status).toBe(201);
+      expect(again.result.body).toBeInstanceOf(Uint8Array);
+      expect(Buffer.from(again.result.body).toString()).toBe('{"id":"ch_1"}');
+    });
+
+    it('the result limit counts bytes as stored (base64), not as returned', async () => {
+      const clock = manualClock();
+      const store = memoryStore({ clock, maxResultBytes: 100 });
+      const { idem } = setup({ store, storeResults: true });
+      // 72 bytes are 96 in base64, with the format's 8 more: over 100 though 72 < 100.
+      await idem.run('bytes-72', () => new Uint8Array(72));
+      await expect(idem.run('bytes-72', () => null)).resolves.toMatchObject({
+        status: 'duplicate',
+        resultOmitted: 'too-large',
+      });
+      // 66 bytes are 88 in base64, 96 stored: fits.
+      await idem.run('bytes-66', () => new Uint8Array(66).fill(7));
+      await expect(idem.run('bytes-66', () => null)).resolves.toMatchObject({
+        status: 'duplicate',
+        result: new Uint8Array(66).fill(7),
+      });
+    });
+
     it('uses a custom serializer both ways', async () => {
       const serializer = {
         serialize: (value: unknown) => `v1:${JSON.stringify(value)}`,
