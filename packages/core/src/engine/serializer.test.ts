@@ -5,12 +5,15 @@ import { BYTES_FORMAT_PREFIX, jsonSerializer } from './serializer.js';
 
 const { serialize, deserialize } = jsonSerializer;
 const roundTrip = (value: unknown) => deserialize(serialize(value));
+/** JSON values as JSON can hold them (fast-check may give -0, which JSON writes as 0). */
+const jsonValue = (constraints?: Parameters<typeof fc.jsonValue>[0]) =>
+  fc.jsonValue(constraints).map((value) => JSON.parse(JSON.stringify(value)) as unknown);
 
 describe('jsonSerializer', () => {
   describe('plain results', () => {
     it('are written exactly as JSON.stringify writes them, so older readers still read them', () => {
       fc.assert(
-        fc.property(fc.jsonValue(), (value) => {
+        fc.property(jsonValue(), (value) => {
           expect(serialize(value)).toBe(JSON.stringify(value));
           expect(roundTrip(value)).toEqual(value);
         }),
@@ -67,7 +70,7 @@ describe('jsonSerializer', () => {
       const { tree } = fc.letrec((tie) => ({
         tree: fc.oneof(
           { depthSize: 'small' },
-          fc.jsonValue({ maxDepth: 1 }),
+          jsonValue({ maxDepth: 1 }),
           fc.uint8Array({ maxLength: 40 }),
           fc.string({ unit: 'binary' }).map((s) => `~${s}`),
           fc.array(tie('tree'), { maxLength: 4 }),
