@@ -39,6 +39,7 @@ describe('store model negative controls', () => {
       { batchTakesFirstSettings: true },
     ],
     ['pushes the expiry out on every claim', { slidingExpiry: true }],
+    ['answers in-progress with a constant retryAfterMs', { constantRetryAfter: true }],
   ];
   for (const [broken, flaws] of controls) {
     it(`catches a store that ${broken}`, async () => {

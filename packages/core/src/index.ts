@@ -19,6 +19,7 @@ export {
 export type { StopReport } from './engine/dispatch.js';
 export { jsonSerializer } from './engine/serializer.js';
 export type {
+  AbortPolicy,
   ConsumedMessage,
   ConsumerOptions,
   Handler,

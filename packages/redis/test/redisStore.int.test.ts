@@ -264,6 +264,43 @@ describe('redisStore on standalone Redis', () => {
     await expect(idem.run('big', handler)).resolves.toEqual({
       status: 'duplicate',
       resultOmitted: 'too-large',
+      completedAt: expect.any(Number),
+    });
+    expect(calls).toBe(1);
+  });
+
+  it('a Uint8Array result replays as equal bytes, nested too, with the completion time of the server', async () => {
+    const idem = createIdempotency({ store, scope: `bytes-${randomUUID()}`, storeResults: true });
+    const body = new Uint8Array(40 * 1024).map((_, i) => (i * 131) % 256);
+    const before = Date.now();
+    await idem.run('bytes', () => ({ status: 200, body }));
+    const after = Date.now();
+    const replay = await idem.run<unknown>('bytes', () => null);
+    expect(replay).toMatchObject({ status: 'duplicate', result: { status: 200, body } });
+    const { result, completedAt } = replay as {
+      result: { body: unknown };
+      completedAt: number;
+    };
+    expect(result.body).toBeInstanceOf(Uint8Array);
+    // Server and test share one machine: the server's TIME falls within the run, give or take.
+    expect(completedAt).toBeGreaterThanOrEqual(before - 1_000);
+    expect(completedAt).toBeLessThanOrEqual(after + 1_000);
+  });
+
+  it('the result limit counts bytes as stored: 48 KiB of bytes are over the 64 KiB limit in base64', async () => {
+    const idem = createIdempotency({ store, scope: `bytes-${randomUUID()}`, storeResults: true });
+    let calls = 0;
+    const handler = () => {
+      calls += 1;
+      return new Uint8Array(48 * 1024);
+    };
+    await expect(idem.run('bytes-48k', handler)).resolves.toMatchObject({
+      status: 'processed',
+      resultOmitted: 'too-large',
+    });
+    await expect(idem.run('bytes-48k', handler)).resolves.toMatchObject({
+      status: 'duplicate',
+      resultOmitted: 'too-large',
     });
     expect(calls).toBe(1);
   });

@@ -5,23 +5,39 @@ import { expectClaimed, LONG_MS, type StoreEnv } from './storeEnv.js';
 
 const CONCURRENT_CLAIMS = 50;
 
-/** S01, S02: one claim wins; stale tokens change nothing. */
+/** S01, S02: one claim wins, the others learn the lease left; stale tokens change nothing. */
 export function registerClaimCases(suite: Suite<StoreEnv, StoreHarness>): void {
-  suite.case('S01', 'atomic claim: of 50 concurrent claims exactly one wins', async (env) => {
-    const store = await env.store();
-    const id = env.id();
-    const outcomes = await Promise.all(
-      Array.from({ length: CONCURRENT_CLAIMS }, () => store.claim(env.claimRequest(id))),
-    );
-    const claimed = outcomes.filter((o) => o.status === 'claimed');
-    const inProgress = outcomes.filter((o) => o.status === 'in-progress');
-    expect(claimed).toHaveLength(1);
-    expect(inProgress).toHaveLength(CONCURRENT_CLAIMS - 1);
-    for (const outcome of inProgress) {
-      expect(outcome).toMatchObject({ status: 'in-progress', attempt: 1 });
-    }
-    expect(await store.inspect(id)).toMatchObject({ state: 'IN_PROGRESS', attempt: 1 });
-  });
+  suite.case(
+    'S01',
+    'atomic claim: of 50 concurrent claims exactly one wins; the others get the time left on its lease',
+    async (env) => {
+      const store = await env.store();
+      const id = env.id();
+      const request = env.claimRequest(id);
+      const sentAt = performance.now();
+      const outcomes = await Promise.all(
+        Array.from({ length: CONCURRENT_CLAIMS }, () => store.claim(request)),
+      );
+      const elapsedMs = performance.now() - sentAt;
+      const claimed = outcomes.filter((o) => o.status === 'claimed');
+      const inProgress = outcomes.filter((o) => o.status === 'in-progress');
+      expect(claimed).toHaveLength(1);
+      expect(inProgress).toHaveLength(CONCURRENT_CLAIMS - 1);
+      // The time actually left on the winner's lease, which began after `sentAt`: never a constant.
+      const leastLeftMs = request.leaseMs - elapsedMs - env.timing.slackMs;
+      for (const outcome of inProgress) {
+        expect(outcome).toMatchObject({ status: 'in-progress', attempt: 1 });
+        if (outcome.status !== 'in-progress') continue;
+        expect(outcome.retryAfterMs, 'retryAfterMs: the lease left').toBeLessThanOrEqual(
+          request.leaseMs,
+        );
+        expect(outcome.retryAfterMs, 'retryAfterMs: the lease left').toBeGreaterThanOrEqual(
+          leastLeftMs,
+        );
+      }
+      expect(await store.inspect(id)).toMatchObject({ state: 'IN_PROGRESS', attempt: 1 });
+    },
+  );
 
   suite.case(
     'S02',

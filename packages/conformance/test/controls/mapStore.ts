@@ -35,7 +35,12 @@ export interface Flaws {
   batchTakesFirstSettings?: boolean;
   /** Every claim, whatever it answers, pushes the record's expiry out by lease + retainMs. */
   slidingExpiry?: boolean;
+  /** `in-progress` answers a fixed `retryAfterMs` (1 s) instead of the time left on the lease. */
+  constantRetryAfter?: boolean;
 }
+
+/** What a store with the `constantRetryAfter` flaw answers, as peers hard-code `Retry-After: 1`. */
+const CONSTANT_RETRY_AFTER_MS = 1_000;
 
 interface Entry extends IdempotencyRecord {
   token?: string;
@@ -104,7 +109,10 @@ export function mapStore(options: MapStoreOptions = {}): Store {
     }
     const leaseExpiresAt = entry?.leaseExpiresAt ?? 0;
     if (entry?.state === RecordStates.IN_PROGRESS && leaseExpiresAt > now) {
-      return { status: 'in-progress', retryAfterMs: leaseExpiresAt - now, attempt: entry.attempt };
+      const retryAfterMs = flaws.constantRetryAfter
+        ? CONSTANT_RETRY_AFTER_MS
+        : leaseExpiresAt - now;
+      return { status: 'in-progress', retryAfterMs, attempt: entry.attempt };
     }
     return undefined;
   }

@@ -85,4 +85,9 @@ export const storeControls = (): StoreControl[] => [
     harness: controlHarness('sliding expiry', flawed({ slidingExpiry: true })),
     caughtBy: ['S06', 'S07', 'S09', 'S20'],
   },
+  {
+    broken: 'answers in-progress with a constant retryAfterMs, not the time left on the lease',
+    harness: controlHarness('constant retryAfterMs', flawed({ constantRetryAfter: true })),
+    caughtBy: ['S01', 'S03', 'S09'],
+  },
 ];

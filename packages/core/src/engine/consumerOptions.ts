@@ -21,7 +21,6 @@ export function validateConsumerOptions<T, R>(options: ConsumerOptions<T, R>): v
     .fn('deriveRequestId', options.deriveRequestId, true)
     .oneOf('requestIdFrom', options.requestIdFrom, ['transport', 'cloudevents'])
     .integer('storeErrorRetryDelayMs', options.storeErrorRetryDelayMs, 0)
-    .integer('inProgressRetryMaxDelayMs', options.inProgressRetryMaxDelayMs, 0)
     .integer('drainTimeoutMs', options.drainTimeoutMs, 0);
   if (options.schema !== undefined) {
     check.expect(

@@ -318,6 +318,20 @@ describe('createConsumer: bad input is dead-lettered, handler never run', () => 
       /UTF-8/,
     ],
     ['a numeric requestId', 12345, '{"amount":1}', ErrorCodes.REQUEST_ID_INVALID, /string/],
+    [
+      'a requestId with a control character',
+      'order\u0000-1',
+      '{"amount":1}',
+      ErrorCodes.REQUEST_ID_INVALID,
+      /control character \(U\+0000/,
+    ],
+    [
+      'a requestId in bytes with a control character',
+      new Uint8Array([0x69, 0x64, 0x0a]),
+      '{"amount":1}',
+      ErrorCodes.REQUEST_ID_INVALID,
+      /control character \(U\+000A/,
+    ],
     ['a malformed JSON body', 'bad-json', '{"amount":', ErrorCodes.PAYLOAD_MALFORMED, /decoded/],
     [
       'a non-UTF-8 body',

@@ -76,7 +76,7 @@ export function createConsumer<T = unknown, R = unknown>(options: ConsumerOption
       storeErrorRetryDelayMs:
         options.storeErrorRetryDelayMs ?? CONSUMER_DEFAULTS.storeErrorRetryDelayMs,
       inProgressRetryMaxDelayMs:
-        options.inProgressRetryMaxDelayMs ?? CONSUMER_DEFAULTS.inProgressRetryMaxDelayMs,
+        options.inProgressRetryMaxDelayMs ?? IDEMPOTENCY_DEFAULTS.inProgressRetryMaxDelayMs,
     },
     maxRequestIdBytes: options.maxRequestIdBytes ?? IDEMPOTENCY_DEFAULTS.maxRequestIdBytes,
     maxPayloadBytes:

@@ -72,7 +72,7 @@ describe('createIdempotency run()', () => {
       calls += 1;
       return { id: 2 };
     });
-    expect(outcome).toEqual({ status: 'duplicate' });
+    expect(outcome).toEqual({ status: 'duplicate', completedAt: expect.any(Number) });
     expect('result' in outcome).toBe(false);
     expect(calls).toBe(0);
     expect((await store.inspect({ scope, requestId: 'dup' }))?.result).toBeUndefined();
@@ -91,7 +91,7 @@ describe('createIdempotency run()', () => {
     const first = await idem.run('stored', () => result);
     expect(first).toMatchObject({ status: 'processed', result });
     const second = await idem.run('stored', () => ({ other: true }));
-    expect(second).toEqual({ status: 'duplicate', result });
+    expect(second).toEqual({ status: 'duplicate', result, completedAt: expect.any(Number) });
     expect(JSON.stringify((second as { result: unknown }).result)).toBe(JSON.stringify(result));
   });
 
@@ -104,7 +104,7 @@ describe('createIdempotency run()', () => {
   });
 
   it('a concurrent run of the same id is in-progress and does not run fn', async () => {
-    const { idem } = setup({ leaseMs: 30_000 });
+    const { idem } = setup({ leaseMs: 30_000, inProgressRetryMaxDelayMs: 60_000 });
     const gate = deferred();
     const first = idem.run('busy', async () => {
       await gate.promise;
@@ -122,7 +122,11 @@ describe('createIdempotency run()', () => {
   });
 
   it('in-progress reports the lease time actually left', async () => {
-    const { idem, clock } = setup({ leaseMs: 30_000, heartbeat: false });
+    const { idem, clock } = setup({
+      leaseMs: 30_000,
+      heartbeat: false,
+      inProgressRetryMaxDelayMs: 60_000,
+    });
     const gate = deferred();
     const first = idem.run('left', () => gate.promise);
     clock.advance(12_000);
@@ -133,6 +137,33 @@ describe('createIdempotency run()', () => {
     });
     gate.resolve();
     await first;
+  });
+
+  it('in-progress retryAfterMs is the lease left, at most inProgressRetryMaxDelayMs (5 s by default)', async () => {
+    const { idem, clock } = setup({ leaseMs: 30_000, heartbeat: false });
+    const gate = deferred();
+    const first = idem.run('bounded', () => gate.promise);
+    await expect(idem.run('bounded', () => 0)).resolves.toMatchObject({ retryAfterMs: 5_000 });
+    clock.advance(27_500); // less than the bound is left: the lease decides
+    await expect(idem.run('bounded', () => 0)).resolves.toMatchObject({ retryAfterMs: 2_500 });
+    gate.resolve();
+    await first;
+  });
+
+  it('inProgressRetryMaxDelayMs is honoured by run() and validated', async () => {
+    const { idem } = setup({ leaseMs: 30_000, inProgressRetryMaxDelayMs: 1_200 });
+    const gate = deferred();
+    const first = idem.run('bound-1200', () => gate.promise);
+    await expect(idem.run('bound-1200', () => 0)).resolves.toEqual({
+      status: 'in-progress',
+      retryAfterMs: 1_200,
+      attempt: 1,
+    });
+    gate.resolve();
+    await first;
+    expect(() =>
+      createIdempotency({ store: memoryStore(), scope: 's', inProgressRetryMaxDelayMs: -1 }),
+    ).toThrow(InvalidOptionsError);
   });
 
   it('the same id with a different payload is key-reuse and fn does not run', async () => {
@@ -146,7 +177,7 @@ describe('createIdempotency run()', () => {
     const same = await idem.run('pay-1', () => calls++, {
       payload: new TextEncoder().encode('{"amount":10}'),
     });
-    expect(same).toEqual({ status: 'duplicate' });
+    expect(same).toEqual({ status: 'duplicate', completedAt: expect.any(Number) });
   });
 
   it('an object payload (a parsed JSON body) is fingerprinted canonically, not a raw TypeError', async () => {
@@ -158,7 +189,7 @@ describe('createIdempotency run()', () => {
     const reordered = await idem.run('body-1', () => calls++, {
       payload: { currency: 'EUR', amount: 10 },
     });
-    expect(reordered).toEqual({ status: 'duplicate' });
+    expect(reordered).toEqual({ status: 'duplicate', completedAt: expect.any(Number) });
     const changed = await idem.run('body-1', () => calls++, {
       payload: { currency: 'EUR', amount: 11 },
     });
@@ -342,7 +373,8 @@ describe('createIdempotency run()', () => {
       const second = await idem.run('takeover', (ctx) => `owner@${ctx.attempt}`);
       expect(second).toMatchObject({ status: 'processed', result: 'owner@2', attempt: 2 });
       gate.resolve();
-      await expect(first).resolves.toEqual({ status: 'lease-lost', attempt: 1 });
+      // fn returned: the caller still gets its result, though the record is not its own.
+      await expect(first).resolves.toEqual({ status: 'lease-lost', attempt: 1, result: 'zombie' });
       // The zombie's completion was refused: the record is the new owner's.
       expect(await store.inspect({ scope, requestId: 'takeover' })).toMatchObject({
         state: 'COMPLETED',
@@ -352,6 +384,7 @@ describe('createIdempotency run()', () => {
       await expect(idem.run('takeover', () => 'again')).resolves.toEqual({
         status: 'duplicate',
         result: 'owner@2',
+        completedAt: expect.any(Number),
       });
     });
 
@@ -615,7 +648,11 @@ describe('createIdempotency run()', () => {
         expect(first).toMatchObject({ status: 'processed', attempt: 1, resultOmitted: reason });
         const second = await idem.run('unstorable', handler);
         expect(calls).toBe(1);
-        expect(second).toEqual({ status: 'duplicate', resultOmitted: reason });
+        expect(second).toEqual({
+          status: 'duplicate',
+          resultOmitted: reason,
+          completedAt: expect.any(Number),
+        });
         const record = await store.inspect({ scope, requestId: 'unstorable' });
         expect(record).toMatchObject({ state: 'COMPLETED', attempt: 1, resultOmitted: reason });
         expect(record?.result).toBeUndefined();
@@ -673,6 +710,7 @@ describe('createIdempotency run()', () => {
       await expect(idem.run('custom-throws', () => (calls += 1))).resolves.toEqual({
         status: 'duplicate',
         resultOmitted: 'not-serializable',
+        completedAt: expect.any(Number),
       });
       expect(calls).toBe(1);
     });
@@ -703,6 +741,7 @@ describe('createIdempotency run()', () => {
       await expect(idem.run('big', big)).resolves.toEqual({
         status: 'duplicate',
         resultOmitted: 'too-large',
+        completedAt: expect.any(Number),
       });
       expect(calls).toBe(1);
       expect((await store.inspect({ scope, requestId: 'big' }))?.state).toBe('COMPLETED');
@@ -722,6 +761,41 @@ describe('createIdempotency run()', () => {
       expect(result.ok).toBe(true);
     });
 
+    it('a Uint8Array result replays as an equal Uint8Array, also nested in an object', async () => {
+      const { idem } = setup({ storeResults: true });
+      const body = Uint8Array.of(0xde, 0xad, 0xbe, 0xef);
+      await idem.run('bytes', () => body);
+      const replay = await idem.run<unknown>('bytes', () => null);
+      expect(replay).toMatchObject({ status: 'duplicate', result: body });
+      expect((replay as { result: unknown }).result).toBeInstanceOf(Uint8Array);
+      const response = { status: 201, body: Buffer.from('{"id":"ch_1"}') };
+      await idem.run('response', () => response);
+      const again = (await idem.run<unknown>('response', () => null)) as {
+        result: { status: number; body: Uint8Array };
+      };
+      expect(again.result.status).toBe(201);
+      expect(again.result.body).toBeInstanceOf(Uint8Array);
+      expect(Buffer.from(again.result.body).toString()).toBe('{"id":"ch_1"}');
+    });
+
+    it('the result limit counts bytes as stored (base64), not as returned', async () => {
+      const clock = manualClock();
+      const store = memoryStore({ clock, maxResultBytes: 100 });
+      const { idem } = setup({ store, storeResults: true });
+      // 72 bytes are 96 in base64, with the format's 8 more: over 100 though 72 < 100.
+      await idem.run('bytes-72', () => new Uint8Array(72));
+      await expect(idem.run('bytes-72', () => null)).resolves.toMatchObject({
+        status: 'duplicate',
+        resultOmitted: 'too-large',
+      });
+      // 66 bytes are 88 in base64, 96 stored: fits.
+      await idem.run('bytes-66', () => new Uint8Array(66).fill(7));
+      await expect(idem.run('bytes-66', () => null)).resolves.toMatchObject({
+        status: 'duplicate',
+        result: new Uint8Array(66).fill(7),
+      });
+    });
+
     it('uses a custom serializer both ways', async () => {
       const serializer = {
         serialize: (value: unknown) => `v1:${JSON.stringify(value)}`,
@@ -733,6 +807,7 @@ describe('createIdempotency run()', () => {
       await expect(idem.run('custom', () => null)).resolves.toEqual({
         status: 'duplicate',
         result: { revived: [1, 2] },
+        completedAt: expect.any(Number),
       });
     });
   });
@@ -797,6 +872,11 @@ describe('createIdempotency run()', () => {
       ['513 bytes', 'a'.repeat(513), ErrorCodes.REQUEST_ID_TOO_LONG],
       ['257 two-byte chars (514 bytes)', 'é'.repeat(257), ErrorCodes.REQUEST_ID_TOO_LONG],
       ['a lone surrogate', 'abc\uDC00', ErrorCodes.REQUEST_ID_INVALID],
+      ['a CR LF (header splitting)', 'key\r\nx', ErrorCodes.REQUEST_ID_INVALID],
+      ['a NUL', 'key\u0000', ErrorCodes.REQUEST_ID_INVALID],
+      ['a DEL', 'key\u007f', ErrorCodes.REQUEST_ID_INVALID],
+      ['a C1 control', 'key\u0085', ErrorCodes.REQUEST_ID_INVALID],
+      ['129 four-byte chars (516 bytes)', '💶'.repeat(129), ErrorCodes.REQUEST_ID_TOO_LONG],
       ['a number', 42, ErrorCodes.REQUEST_ID_INVALID],
     ])('rejects a requestId that is %s with the right code, fn not run', async (_n, id, code) => {
       const { idem, store } = setup();

@@ -16,14 +16,17 @@ export interface Idempotency {
    * Runs `fn` at most once to completion per requestId in this scope.
    *
    * Resolves `processed` (fn ran and its completion is recorded), `duplicate` (already
-   * completed: fn not run; the stored result if any, or `resultOmitted` when it could not be
-   * stored), `in-progress` (another owner holds the
-   * lease), `key-reuse` (same id, different payload) or `lease-lost` (fn ran but another owner
-   * took over, its result is not recorded). Rejects with fn's own error after recording the
-   * failure, with a typed error for a bad requestId (`InvalidRequestIdError`) or a payload that
-   * cannot be fingerprinted (`PayloadNotFingerprintableError`), with `StoreUnavailableError`
-   * when the store is down (unless `onStoreError: 'process'`), and with `StoreRejectedError`
-   * when the store refuses the operation (`affects: 'record'`: fn is not run, fail-open or not).
+   * completed at `completedAt`: fn not run; the stored result if any, or `resultOmitted` when it
+   * could not be stored), `in-progress` (another owner holds the lease; `retryAfterMs` is the
+   * time left on it, at most `inProgressRetryMaxDelayMs`), `key-reuse` (same id, different
+   * payload) or `lease-lost` (fn ran but another owner took over: its outcome is not recorded;
+   * `result` is fn's when it returned). Rejects with fn's own error after recording the failure
+   * (or, when `options.signal` had aborted, after releasing the claim: see `onAbort`), with a
+   * typed error for a bad requestId (`InvalidRequestIdError`), a bad `options.scope`
+   * (`InvalidOptionsError`) or a payload that cannot be fingerprinted
+   * (`PayloadNotFingerprintableError`), with `StoreUnavailableError` when the store is down
+   * (unless `onStoreError: 'process'`), and with `StoreRejectedError` when the store refuses
+   * the operation (`affects: 'record'`: fn is not run, fail-open or not).
    */
   run<R>(
     requestId: string,
@@ -49,6 +52,8 @@ export function createIdempotency(options: IdempotencyOptions): Idempotency {
   check.done();
   const settings = resolveExecuteSettings(options, Number.POSITIVE_INFINITY);
   const maxRequestIdBytes = options.maxRequestIdBytes ?? IDEMPOTENCY_DEFAULTS.maxRequestIdBytes;
+  const inProgressRetryMaxDelayMs =
+    options.inProgressRetryMaxDelayMs ?? IDEMPOTENCY_DEFAULTS.inProgressRetryMaxDelayMs;
   const logger = options.logger ?? silentLogger;
   if (settings.onStoreError === 'process') {
     logger.warn(
@@ -63,6 +68,10 @@ export function createIdempotency(options: IdempotencyOptions): Idempotency {
   return {
     async run(requestId, fn, runOptions = {}) {
       checkKey(requestId, maxRequestIdBytes);
+      const scope = runOptions.scope ?? settings.scope;
+      if (runOptions.scope !== undefined || runOptions.onAbort !== undefined) {
+        checkRunOptions(runOptions);
+      }
       const execution = await execute(settings, requestId, fn, runOptions);
       switch (execution.kind) {
         case 'processed': {
@@ -70,12 +79,12 @@ export function createIdempotency(options: IdempotencyOptions): Idempotency {
           if (!unstored) return { status: 'processed', result, attempt, fencingToken };
           const { reason, error } = unstored;
           logger.warn(
-            { requestId, scope: settings.scope, reason, code: error.code },
+            { requestId, scope, reason, code: error.code },
             'idemq: result not stored; the record is completed without it',
           );
           events.emit('result-omitted', {
             requestId,
-            scope: settings.scope,
+            scope,
             source: undefined,
             reason,
             error,
@@ -85,25 +94,31 @@ export function createIdempotency(options: IdempotencyOptions): Idempotency {
         case 'processed-unclaimed':
           logger.warn({ requestId }, 'idemq: store unavailable, ran without a claim');
           return { status: 'processed', result: execution.result, attempt: 1, fencingToken: 0 };
-        case 'duplicate':
-          if ('result' in execution) return { status: 'duplicate', result: execution.result };
+        case 'duplicate': {
+          const { completedAt } = execution;
+          if ('result' in execution) {
+            return { status: 'duplicate', result: execution.result, completedAt };
+          }
           return execution.resultOmitted === undefined
-            ? { status: 'duplicate' }
-            : { status: 'duplicate', resultOmitted: execution.resultOmitted };
+            ? { status: 'duplicate', completedAt }
+            : { status: 'duplicate', resultOmitted: execution.resultOmitted, completedAt };
+        }
         case 'in-progress':
           return {
             status: 'in-progress',
-            retryAfterMs: execution.retryAfterMs,
+            retryAfterMs: Math.min(execution.retryAfterMs, inProgressRetryMaxDelayMs),
             attempt: execution.attempt,
           };
         case 'key-reuse':
           return { status: 'key-reuse' };
         case 'lease-lost':
-          return { status: 'lease-lost', attempt: execution.attempt };
+          return 'result' in execution
+            ? { status: 'lease-lost', attempt: execution.attempt, result: execution.result }
+            : { status: 'lease-lost', attempt: execution.attempt };
         case 'failed':
+        case 'abandoned':
           throw execution.error;
         case 'exhausted':
-        case 'abandoned':
           throw new Error(`unreachable: run() never yields ${execution.kind}`);
         case 'store-error':
           throw isIdemqError(execution.error)
@@ -112,6 +127,14 @@ export function createIdempotency(options: IdempotencyOptions): Idempotency {
       }
     },
   };
+}
+
+/** The per-call options that change where and how the record is kept, checked like the fixed ones. */
+function checkRunOptions(runOptions: RunOptions): void {
+  new OptionsCheck('run')
+    .text('scope', runOptions.scope, true)
+    .oneOf('onAbort', runOptions.onAbort, ['release', 'fail'])
+    .done();
 }
 
 /** The requestId check, worded for a route author: a missing key is theirs, not a message's. */

@@ -57,8 +57,11 @@ describe('decide (the decision table of docs/design.md)', () => {
   });
 
   it('COMPLETED → ack as duplicate, handler not run', () => {
-    expect(decideFor({ kind: 'duplicate' })).toEqual({ verb: 'ack', event: 'duplicate' });
-    expect(decideFor({ kind: 'duplicate', result: { ok: true } })).toEqual({
+    expect(decideFor({ kind: 'duplicate', completedAt: 1 })).toEqual({
+      verb: 'ack',
+      event: 'duplicate',
+    });
+    expect(decideFor({ kind: 'duplicate', result: { ok: true }, completedAt: 1 })).toEqual({
       verb: 'ack',
       event: 'duplicate',
     });
@@ -79,7 +82,7 @@ describe('decide (the decision table of docs/design.md)', () => {
   });
 
   it('abandoned by a stopping consumer → release, no attempt counted', () => {
-    expect(decideFor({ kind: 'abandoned', attempt: 2 })).toEqual({
+    expect(decideFor({ kind: 'abandoned', attempt: 2, error: new Error('stopping') })).toEqual({
       verb: 'release',
       event: 'abandoned',
     });

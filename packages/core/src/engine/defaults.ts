@@ -7,6 +7,7 @@ export const IDEMPOTENCY_DEFAULTS = Object.freeze({
   onStoreError: 'retry' as 'retry' | 'process',
   storeResults: false,
   maxRequestIdBytes: 512,
+  inProgressRetryMaxDelayMs: 5_000,
 });
 
 /** Defaults of the retry policy. */
@@ -22,7 +23,8 @@ export const CONSUMER_DEFAULTS = Object.freeze({
   group: 'default',
   concurrency: 10,
   storeErrorRetryDelayMs: 5_000,
-  inProgressRetryMaxDelayMs: 5_000,
+  /** `IDEMPOTENCY_DEFAULTS.inProgressRetryMaxDelayMs`, also listed here where it was first. */
+  inProgressRetryMaxDelayMs: IDEMPOTENCY_DEFAULTS.inProgressRetryMaxDelayMs,
   drainTimeoutMs: 30_000,
 });
 

@@ -40,12 +40,16 @@ export type Execution<R> =
       unstored?: UnstoredResult;
     }
   | { kind: 'processed-unclaimed'; result: R; attempt: number; storeError: Error }
-  | { kind: 'duplicate'; result?: R; resultOmitted?: ResultOmission }
+  | { kind: 'duplicate'; result?: R; resultOmitted?: ResultOmission; completedAt: number }
   | { kind: 'in-progress'; retryAfterMs: number; attempt: number }
   | { kind: 'key-reuse' }
-  | { kind: 'lease-lost'; attempt: number }
-  /** The caller aborted (consumer stopping) and the handler gave up: claim released. */
-  | { kind: 'abandoned'; attempt: number }
+  /** `result` when the handler returned and its completion was refused. */
+  | { kind: 'lease-lost'; attempt: number; result?: R }
+  /**
+   * The caller aborted (consumer stopping, `run()`'s signal) and the handler gave up: claim
+   * released, no attempt counted. `error` is what the handler threw.
+   */
+  | { kind: 'abandoned'; attempt: number; error: Error }
   | { kind: 'failed'; error: Error; attempt: number; retriable: boolean }
   | { kind: 'exhausted'; attempt: number; lastError: StoredError | undefined }
   | { kind: 'store-error'; error: Error; attempt: number | undefined };
@@ -82,7 +86,8 @@ export async function execute<R>(
   fn: (ctx: HandlerContext) => Promise<R> | R,
   hooks: ExecuteHooks = {},
 ): Promise<Execution<R>> {
-  const { store, scope } = settings;
+  const { store } = settings;
+  const scope = hooks.scope ?? settings.scope;
   const payloadFingerprint = hooks.payload === undefined ? undefined : fingerprint(hooks.payload);
 
   let claim: Awaited<ReturnType<Store['claim']>>;
@@ -109,14 +114,17 @@ export async function execute<R>(
   }
 
   switch (claim.status) {
-    case 'duplicate':
-      if (!settings.serializer) return { kind: 'duplicate' };
+    case 'duplicate': {
+      const { completedAt } = claim;
+      if (!settings.serializer) return { kind: 'duplicate', completedAt };
       if (claim.result !== undefined) {
-        return { kind: 'duplicate', result: settings.serializer.deserialize(claim.result) as R };
+        const result = settings.serializer.deserialize(claim.result) as R;
+        return { kind: 'duplicate', result, completedAt };
       }
       return claim.resultOmitted === undefined
-        ? { kind: 'duplicate' }
-        : { kind: 'duplicate', resultOmitted: claim.resultOmitted };
+        ? { kind: 'duplicate', completedAt }
+        : { kind: 'duplicate', resultOmitted: claim.resultOmitted, completedAt };
+    }
     case 'in-progress':
       return { kind: 'in-progress', retryAfterMs: claim.retryAfterMs, attempt: claim.attempt };
     case 'key-reuse':
@@ -162,12 +170,12 @@ export async function execute<R>(
   try {
     result = await fn(run);
   } catch (thrown) {
-    if (hooks.abandon?.aborted) {
-      // Stopped, not failed: give the claim back without counting an attempt.
-      await store.release(fenced).catch(() => undefined);
-      return { kind: 'abandoned', attempt };
-    }
     const error = toError(thrown);
+    if (hooks.abandon?.aborted || (hooks.signal?.aborted && hooks.onAbort !== 'fail')) {
+      // Stopped or gone away, not failed: give the claim back without counting an attempt.
+      await store.release(fenced).catch(() => undefined);
+      return { kind: 'abandoned', attempt, error };
+    }
     return recordFailure(settings, fenced, attempt, error, isRetriable(error));
   } finally {
     keeper?.stop();
@@ -251,7 +259,7 @@ async function completeRecord<R>(
             ? { scope, requestId, token, ttlMs, result: stored }
             : { scope, requestId, token, ttlMs, resultOmitted: stored.reason },
       );
-      if (outcome === 'lease-lost') return { kind: 'lease-lost', attempt };
+      if (outcome === 'lease-lost') return { kind: 'lease-lost', attempt, result };
       return typeof stored === 'object'
         ? { kind: 'processed', result, attempt, fencingToken, unstored: stored }
         : { kind: 'processed', result, attempt, fencingToken };

@@ -28,7 +28,8 @@ export function checkIdempotencyOptions(check: OptionsCheck, options: Idempotenc
     .oneOf('heartbeat', options.heartbeat, [true, false])
     .oneOf('onStoreError', options.onStoreError, ['retry', 'process'])
     .oneOf('storeResults', options.storeResults, [true, false])
-    .integer('maxRequestIdBytes', options.maxRequestIdBytes, 1, 64 * 1024);
+    .integer('maxRequestIdBytes', options.maxRequestIdBytes, 1, 64 * 1024)
+    .integer('inProgressRetryMaxDelayMs', options.inProgressRetryMaxDelayMs, 0);
   if (options.serializer !== undefined) {
     check.implements('serializer', options.serializer, ['serialize', 'deserialize']);
   }

@@ -50,6 +50,13 @@ export interface IdempotencyOptions {
    * @default 512
    */
   maxRequestIdBytes?: number;
+  /**
+   * Longest wait advised to a caller that found its id IN_PROGRESS elsewhere: the owner's
+   * remaining lease, at most this. A consumer redelivers such a copy after that delay; `run()`
+   * reports it as the `in-progress` outcome's `retryAfterMs`.
+   * @default 5000
+   */
+  inProgressRetryMaxDelayMs?: number;
   /** Silent by default; pino-compatible. */
   logger?: Logger;
 }
@@ -93,10 +100,22 @@ export type RunOutcome<R> =
       fencingToken: number;
       resultOmitted?: ResultOmission;
     }
-  | { status: 'duplicate'; result?: R; resultOmitted?: ResultOmission }
+  /** `completedAt`: when the record was completed, store time (epoch ms). */
+  | { status: 'duplicate'; result?: R; resultOmitted?: ResultOmission; completedAt: number }
+  /**
+   * `retryAfterMs`: the time left on the owner's lease as the store measured it, at most
+   * `inProgressRetryMaxDelayMs`; never a constant.
+   */
   | { status: 'in-progress'; retryAfterMs: number; attempt: number }
   | { status: 'key-reuse' }
-  | { status: 'lease-lost'; attempt: number };
+  /**
+   * Another owner took the record over, so this run's outcome is not recorded. `result` is
+   * present when fn returned (its completion was refused), absent when fn threw.
+   */
+  | { status: 'lease-lost'; attempt: number; result?: R };
+
+/** What becomes of the claim when the caller's `signal` aborted and fn then threw. */
+export type AbortPolicy = 'release' | 'fail';
 
 export interface RunOptions {
   /**
@@ -109,6 +128,19 @@ export interface RunOptions {
   payload?: FingerprintablePayload;
   /** Aborts `ctx.signal` (the handler decides what to do with it). */
   signal?: AbortSignal;
+  /**
+   * When `signal` has aborted by the time fn throws (the caller went away: a client that
+   * disconnected), `'release'` gives the claim back without counting an attempt, so the retry
+   * runs as the same attempt; `'fail'` records the failure like any other. Either way `run()`
+   * rejects with fn's error. A fn that returns despite the abort is recorded as processed.
+   * @default 'release'
+   */
+  onAbort?: AbortPolicy;
+  /**
+   * The idempotency namespace of this call, in place of the one given to `createIdempotency`
+   * (a tenant or principal, say): records of two scopes never meet. A non-empty string.
+   */
+  scope?: string;
   /** Called after each successful lease renewal (a transport extends its own lease here). */
   onLeaseRenewed?: (leaseMs: number) => void | Promise<void>;
 }
@@ -194,12 +226,6 @@ export interface ConsumerOptions<T, R> extends IdempotencyOptions {
    * @default 5000
    */
   storeErrorRetryDelayMs?: number;
-  /**
-   * Longest wait before a copy that found its id IN_PROGRESS elsewhere is looked at again
-   * (at most the owner's remaining lease).
-   * @default 5000
-   */
-  inProgressRetryMaxDelayMs?: number;
   /**
    * How long `stop()` waits for running handlers before aborting them.
    * @default 30000

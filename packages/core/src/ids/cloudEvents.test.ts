@@ -44,6 +44,14 @@ describe('cloudEventsRequestId', () => {
     expect(() => cloudEventsRequestId('/s', '')).toThrow(/id must be a non-empty string/);
     expect(() => cloudEventsRequestId('/s', 'a\uD800')).toThrow(/lone surrogate/);
   });
+
+  it('refuses a control character in either part, also when the pair would be hashed', () => {
+    expect(() => cloudEventsRequestId('/s', 'a\nb')).toThrow(/id contains a control character/);
+    const long = `/${'s'.repeat(600)}`;
+    expect(() => cloudEventsRequestId(`${long}\u0000`, 'e-1')).toThrow(
+      expect.objectContaining({ code: ErrorCodes.REQUEST_ID_INVALID }),
+    );
+  });
 });
 
 describe('requestIdOfCloudEvent', () => {

@@ -2,6 +2,7 @@ import { hash } from 'node:crypto';
 import { ErrorCodes } from '../errors/codes.js';
 import { InvalidRequestIdError } from '../errors/message.js';
 import {
+  controlCharacterAt,
   DEFAULT_MAX_REQUEST_ID_BYTES,
   requestIdFromBytes,
   validateRequestId,
@@ -81,6 +82,13 @@ function checkPart(name: string, value: string): void {
     throw new InvalidRequestIdError(
       ErrorCodes.REQUEST_ID_INVALID,
       `CloudEvents ${name} is not well-formed Unicode (lone surrogate)`,
+    );
+  }
+  // Checked here too: a pair over the size limit is hashed, which would hide one.
+  if (controlCharacterAt(value) >= 0) {
+    throw new InvalidRequestIdError(
+      ErrorCodes.REQUEST_ID_INVALID,
+      `CloudEvents ${name} contains a control character`,
     );
   }
 }

@@ -4,7 +4,7 @@ import { ErrorCodes } from '../errors/codes.js';
 import { PayloadNotFingerprintableError } from '../errors/message.js';
 import { fingerprint } from './fingerprint.js';
 import { recordKey } from './recordKey.js';
-import { requestIdFromBytes, validateRequestId } from './requestId.js';
+import { controlCharacterAt, requestIdFromBytes, validateRequestId } from './requestId.js';
 import { uuidv7 } from './uuidv7.js';
 
 describe('validateRequestId', () => {
@@ -32,11 +32,41 @@ describe('validateRequestId', () => {
     expect(codeOf('a\ud800b')).toBe(ErrorCodes.REQUEST_ID_INVALID);
   });
 
+  it.each([
+    ['NUL', 'a\u0000b', '0000'],
+    ['a line feed', 'a\nb', '000A'],
+    ['a carriage return (header splitting)', 'key\r\nX-Evil: 1', '000D'],
+    ['a tab', 'a\tb', '0009'],
+    ['US (end of C0)', 'a\u001fb', '001F'],
+    ['DEL', 'a\u007fb', '007F'],
+    ['a C1 control (U+0080)', 'a\u0080b', '0080'],
+    ['a C1 control (U+009F)', 'a\u009fb', '009F'],
+  ])('refuses an id holding %s with REQUEST_ID_INVALID, naming it', (_n, id, code) => {
+    expect(codeOf(id)).toBe(ErrorCodes.REQUEST_ID_INVALID);
+    expect(() => validateRequestId(id)).toThrow(`U+${code}`);
+  });
+
+  it('accepts the printable neighbours of the control ranges', () => {
+    for (const id of ['a b', 'a~b', 'a\u00a0b', 'a\u00ffb', 'zoë 💶', 'a\u2028b']) {
+      expect(validateRequestId(id)).toBe(id);
+    }
+    expect(controlCharacterAt('abc')).toBe(-1);
+    expect(controlCharacterAt('ab\u0000')).toBe(2);
+  });
+
+  it('a blank id of whitespace controls stays missing, not invalid', () => {
+    expect(codeOf('\t\r\n')).toBe(ErrorCodes.REQUEST_ID_MISSING);
+  });
+
   it('measures the limit in UTF-8 bytes, default 512', () => {
     expect(codeOf('x'.repeat(512))).toBe('valid');
     expect(codeOf('x'.repeat(513))).toBe(ErrorCodes.REQUEST_ID_TOO_LONG);
     expect(codeOf('é'.repeat(257))).toBe(ErrorCodes.REQUEST_ID_TOO_LONG); // 514 bytes
     expect(codeOf('x'.repeat(1025), 1024)).toBe(ErrorCodes.REQUEST_ID_TOO_LONG);
+    // Four UTF-8 bytes per emoji, two UTF-16 units: 128 fit in 512 bytes, 129 do not.
+    expect(codeOf('💶'.repeat(128))).toBe('valid');
+    expect(codeOf('💶'.repeat(129))).toBe(ErrorCodes.REQUEST_ID_TOO_LONG);
+    expect(() => validateRequestId('💶'.repeat(129))).toThrow('516 bytes');
   });
 
   it('refuses invalid UTF-8 bytes instead of replacing them', () => {

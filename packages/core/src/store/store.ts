@@ -46,7 +46,10 @@ export interface Store {
    * - COMPLETED → `duplicate`, with the store time it completed and its stored result, if any,
    *   or the marker saying why no result was stored (`resultOmitted`)
    * - IN_PROGRESS with a live lease → `in-progress`, with the record's attempt and the time left
-   *   on its lease (`0 < retryAfterMs ≤` the lease it was given)
+   *   on its lease by the store's clock (`retryAfterMs` = `leaseExpiresAt` − store now, so
+   *   `0 < retryAfterMs ≤` the lease it was given; never a constant: S01, S03 and the model
+   *   check it). The engine advises callers to come back after it, at most
+   *   `inProgressRetryMaxDelayMs`.
    * - absent → `claimed`, attempt 1
    * - FAILED, or IN_PROGRESS with a lapsed lease (a takeover: the old token is refused from now
    *   on) → `claimed`, attempt + 1
@@ -141,7 +144,9 @@ export interface CompleteRequest extends FencedRequest {
   /**
    * A serialized result returned to duplicates, at most the store's `maxResultBytes` (UTF-8
    * bytes, 64 KiB by default): a longer one makes `complete` reject with `ResultTooLargeError`
-   * (`IDEMQ_ERR_RESULT_TOO_LARGE`) and write nothing.
+   * (`IDEMQ_ERR_RESULT_TOO_LARGE`) and write nothing. Stores keep it as an opaque string and
+   * return it unchanged; the limit counts it as written (a result holding bytes is base64 in it,
+   * see `jsonSerializer`).
    */
   result?: string;
   /**
@@ -178,7 +183,12 @@ export interface StoredError {
 
 export type ClaimOutcome =
   | ClaimedOutcome
+  /**
+   * COMPLETED: `completedAt` is the store time (epoch ms) of the completion; `result` is the
+   * stored text as `complete` received it (the engine's serializer decodes it).
+   */
   | { status: 'duplicate'; result?: string; resultOmitted?: ResultOmission; completedAt: number }
+  /** Live IN_PROGRESS: `retryAfterMs` is the time left on its lease, by the store's clock. */
   | { status: 'in-progress'; retryAfterMs: number; attempt: number }
   | { status: 'key-reuse' };
 

@@ -114,6 +114,7 @@ describe('memoryTransport publish', () => {
     ['empty', '', ErrorCodes.REQUEST_ID_MISSING],
     ['whitespace', '   ', ErrorCodes.REQUEST_ID_MISSING],
     ['lone surrogate', 'id-\uD800', ErrorCodes.REQUEST_ID_INVALID],
+    ['control character', 'id-\u0007', ErrorCodes.REQUEST_ID_INVALID],
     ['513 bytes', 'x'.repeat(513), ErrorCodes.REQUEST_ID_TOO_LONG],
   ])('refuses an invalid given requestId (%s) with a typed error', async (_name, id, code) => {
     const t = transport();
