@@ -1,8 +1,8 @@
 import type { Store } from '@idemq/core';
 import { Hono } from 'hono';
 import { afterEach, describe, expect, it } from 'vitest';
-import { problemTypeUri } from '../src/index.js';
 import { type IdempotencyEnv, idempotency } from '../src/hono/index.js';
+import { problemTypeUri } from '../src/index.js';
 import { type FetchServer, serveFetch } from './fetchServer.js';
 import { bytesOf, gate, post, STORES } from './helpers.js';
 
