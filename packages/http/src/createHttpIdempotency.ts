@@ -98,7 +98,7 @@ async function handle(
   // The body is read once for the fingerprint; the route gets the same bytes.
   const forwarded =
     request.body === null ? request : new Request(request, { body: bodyBytes(body) });
-  const payload = await settings.fingerprint(request, route, body);
+  const payload = await settings.fingerprint(request, body);
   const scope = recordScope(settings.scope, route, principal);
 
   const produced: Produced = {};
@@ -123,7 +123,7 @@ async function handle(
     case 'key-reuse':
       return problemResponse(
         'key-reuse',
-        'This idempotency key was first used for another request (method, route or body)',
+        'This idempotency key was first used for another request (method, path, query or body)',
       );
     case 'lease-lost':
       // The route ran but another process took the key over: this client still gets its answer.

@@ -1,6 +1,6 @@
 import { DEFAULT_MAX_RESULT_BYTES, IDEMPOTENCY_DEFAULTS, type Store } from '@idemq/core';
 import { OptionsCheck } from '@idemq/core/adapter';
-import { defaultFingerprint } from './fingerprint.js';
+import { defaultFingerprint, requestTarget } from './fingerprint.js';
 import { replayAllowList } from './replayHeaders.js';
 import type { HttpIdempotencyOptions } from './types.js';
 
@@ -29,7 +29,7 @@ export interface HttpSettings {
   maxKeyLength: number;
   route: (request: Request) => string;
   principal: HttpIdempotencyOptions['principal'];
-  fingerprint: (request: Request, route: string, body: Uint8Array) => string | Promise<string>;
+  fingerprint: (request: Request, body: Uint8Array) => string | Promise<string>;
   replayHeaders: ReadonlySet<string>;
   storeStatus: (status: number) => boolean;
   maxResponseBytes: number;
@@ -85,9 +85,8 @@ export function resolveHttpSettings(options: HttpIdempotencyOptions): HttpSettin
     maxKeyLength: options.maxKeyLength ?? HTTP_IDEMPOTENCY_DEFAULTS.maxKeyLength,
     route: options.route ?? ((request) => new URL(request.url).pathname),
     principal: options.principal,
-    fingerprint: custom
-      ? (request, _route, body) => custom(request, body)
-      : (request, route, body) => defaultFingerprint(request.method, route, body),
+    fingerprint:
+      custom ?? ((request, body) => defaultFingerprint(request.method, requestTarget(request), body)),
     replayHeaders: replayAllowList(options.replayHeaders),
     storeStatus: options.storeStatus ?? ((status) => status < 500),
     maxResponseBytes: options.maxResponseBytes ?? HTTP_IDEMPOTENCY_DEFAULTS.maxResponseBytes,

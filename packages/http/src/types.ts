@@ -38,7 +38,7 @@ export interface HttpIdempotencyOptions {
   principal?: (request: Request) => string | undefined | Promise<string | undefined>;
   /**
    * What makes two requests with one key "the same". `request`'s body is already read: use
-   * `body`. @default SHA-256 of method, route and body bytes
+   * `body`. @default SHA-256 of method, path and query, and body bytes
    */
   fingerprint?: (request: Request, body: Uint8Array) => string | Promise<string>;
   /** Response headers a replay repeats, besides the defaults (`DEFAULT_REPLAY_HEADERS`). */

@@ -1,5 +1,5 @@
 import { isNullBodyStatus } from '../src/bindingHeaders.js';
-import type { HttpContext, HttpIdempotency, HttpNext } from '../src/bindingTypes.js';
+import type { HttpContext, HttpIdempotency, HttpNext } from '../src/types.js';
 
 /** What a test centre observed of one request. */
 export interface Seen {

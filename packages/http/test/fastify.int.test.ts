@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createRouteTable } from '../src/bindingRoutes.js';
-import type { HttpIdempotency } from '../src/bindingTypes.js';
+import type { HttpIdempotency } from '../src/types.js';
 import { bindFastify } from '../src/fastify/fastifyBinding.js';
 import { markingCentre, replayingCentre } from './bindingCentres.js';
 

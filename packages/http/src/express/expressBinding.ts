@@ -5,7 +5,7 @@ import type {
   RequestHandler,
 } from 'express';
 import type { RouteTable } from '../bindingRoutes.js';
-import type { HttpContext, HttpIdempotency, HttpNext } from '../bindingTypes.js';
+import type { HttpContext, HttpIdempotency, HttpNext } from '../types.js';
 import { captureResponse, currentMethods } from './responseCapture.js';
 import { toWebRequest } from './toWebRequest.js';
 import { writeResponse } from './writeResponse.js';

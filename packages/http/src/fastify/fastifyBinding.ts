@@ -7,7 +7,7 @@ import {
   responseHeaders,
 } from '../bindingHeaders.js';
 import type { RouteTable } from '../bindingRoutes.js';
-import type { HttpContext, HttpIdempotency } from '../bindingTypes.js';
+import type { HttpContext, HttpIdempotency } from '../types.js';
 import { type BodyTap, hasParsedBody, tapRequestBody } from './requestBodyTap.js';
 
 declare module 'fastify' {
