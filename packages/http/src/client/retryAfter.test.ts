@@ -29,7 +29,7 @@ describe('parseRetryAfter', () => {
       '1.5',
       '1e3',
       'soon',
-     
+
       'Tue, 99 Foo 2025 xx:yy GMT',
     ]) {
       expect(parseRetryAfter(value, now), String(value)).toBeUndefined();
