@@ -71,6 +71,8 @@ async function sendWithRetries(template: Request, config: ResolvedOptions): Prom
     if (deadlineAt !== undefined && performance.now() + delayMs >= deadlineAt) {
       return giveUp(outcome, 'deadline', call, attempt);
     }
+    // The answer is not handed back once another attempt is coming: free its connection.
+    if ('response' in outcome) await outcome.response.body?.cancel().catch(() => {});
     config.onRetry?.({
       idempotencyKey: key,
       method: call.method,
@@ -79,12 +81,7 @@ async function sendWithRetries(template: Request, config: ResolvedOptions): Prom
       delayMs,
       ...('response' in outcome ? { status: outcome.response.status } : { error: outcome.error }),
     });
-    try {
-      await wait(delayMs, callerSignal);
-    } finally {
-      // The answer is not handed back once another attempt is coming: free its connection.
-      if ('response' in outcome) await outcome.response.body?.cancel().catch(() => {});
-    }
+    await wait(delayMs, callerSignal);
   }
 }
 
