@@ -86,7 +86,8 @@ export function resolveHttpSettings(options: HttpIdempotencyOptions): HttpSettin
     route: options.route ?? ((request) => new URL(request.url).pathname),
     principal: options.principal,
     fingerprint:
-      custom ?? ((request, body) => defaultFingerprint(request.method, requestTarget(request), body)),
+      custom ??
+      ((request, body) => defaultFingerprint(request.method, requestTarget(request), body)),
     replayHeaders: replayAllowList(options.replayHeaders),
     storeStatus: options.storeStatus ?? ((status) => status < 500),
     maxResponseBytes: options.maxResponseBytes ?? HTTP_IDEMPOTENCY_DEFAULTS.maxResponseBytes,

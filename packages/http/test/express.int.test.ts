@@ -2,8 +2,8 @@ import { createServer, type Server } from 'node:http';
 import express, { type Express } from 'express';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createRouteTable } from '../src/bindingRoutes.js';
-import type { HttpIdempotency } from '../src/types.js';
 import { bindExpress } from '../src/express/expressBinding.js';
+import type { HttpIdempotency } from '../src/types.js';
 import { markingCentre, replayingCentre } from './bindingCentres.js';
 import { close, listen } from './listen.js';
 

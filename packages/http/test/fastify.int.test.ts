@@ -2,8 +2,8 @@ import { Readable } from 'node:stream';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createRouteTable } from '../src/bindingRoutes.js';
-import type { HttpIdempotency } from '../src/types.js';
 import { bindFastify } from '../src/fastify/fastifyBinding.js';
+import type { HttpIdempotency } from '../src/types.js';
 import { markingCentre, replayingCentre } from './bindingCentres.js';
 
 const apps: FastifyInstance[] = [];

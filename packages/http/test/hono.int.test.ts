@@ -64,17 +64,20 @@ describe.each(STORES)('@idemq/http/hono idempotency() ($name store)', ({ make })
     expect(runs).toBe(1);
   });
 
-  it('scopes keys by the matched route pattern: one key on /orders/1 and /orders/2 is one record', async () => {
+  it('scopes keys by the matched route pattern: one key on /orders/1 then /orders/2 is key reuse, never order 1 replayed', async () => {
     const app = new Hono<IdempotencyEnv>();
     app.use(idempotency({ store: store() }));
     app.post('/orders/:id', (c) => c.text(`order ${c.req.param('id')}`));
     app.post('/refunds/:id', (c) => c.text(`refund ${c.req.param('id')}`));
     const base = await serveApp(app);
     expect(await (await post(`${base}/orders/1`, 'same')).text()).toBe('order 1');
-    // Same pattern, same body: the key names the request already done.
+    // Same pattern, same key, another target: another request under one key.
     const again = await post(`${base}/orders/2`, 'same');
-    expect(again.headers.get('idempotent-replayed')).toBe('true');
-    expect(await again.text()).toBe('order 1');
+    expect(again.status).toBe(422);
+    expect(again.headers.get('idempotent-replayed')).toBeNull();
+    const replay = await post(`${base}/orders/1`, 'same');
+    expect(await replay.text()).toBe('order 1');
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
     // Another pattern is another scope.
     expect(await (await post(`${base}/refunds/1`, 'same')).text()).toBe('refund 1');
   });
