@@ -39,7 +39,6 @@ export {
 export { processRoute } from './http/processRoute.js';
 export {
   collectHttpCases,
-  collectHttpRegistrations,
   runHttpConformance,
 } from './http/runHttpConformance.js';
 export {

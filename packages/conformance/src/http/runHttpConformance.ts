@@ -45,13 +45,6 @@ export function collectHttpCases(harness: HttpHarness): CollectedCase[] {
   return list.cases;
 }
 
-/** The cases and omissions for `harness`, for checks of what is registered. */
-export function collectHttpRegistrations(harness: HttpHarness): CaseList {
-  const list = new CaseList();
-  registerHttpCases(harness, list);
-  return list;
-}
-
 function registerHttpCases(harness: HttpHarness, registrar: CaseRegistrar) {
   const timing: ResolvedHttpTiming = { ...HTTP_TIMING_DEFAULTS, ...definedOnly(harness.timing) };
   const createEnv = () => new HttpEnv(harness, timing);
