@@ -1,25 +1,32 @@
 import { fork } from 'node:child_process';
 import { once } from 'node:events';
+import { createServer } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import type { HttpHarness, HttpProcess, HttpProcessSetup, HttpRoute } from '@idemq/conformance';
 import { memoryStore, type Store, uuidv7 } from '@idemq/core';
 import { redisStore } from '@idemq/redis';
 import { freePort } from '@idemq/services';
+import Fastify from 'fastify';
 import { Hono } from 'hono';
+import { idempotency as expressIdempotency } from '../src/express/index.js';
+import { idempotencyPlugin } from '../src/fastify/index.js';
 import { type IdempotencyEnv, idempotency } from '../src/hono/index.js';
 import {
   createHttpIdempotency,
   type HttpIdempotency,
   type HttpIdempotencyOptions,
 } from '../src/index.js';
+import { expressApp } from './expressRoute.mjs';
+import { mountFastifyRoute } from './fastifyRoute.mjs';
 import { serveFetch } from './fetchServer.js';
 import { REDIS_URL } from './helpers.js';
+import { close, listen } from './listen.js';
 
 /** Every method the suite sends; the harnesses mount its route for each at /r. */
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'];
 const PROCESS_ENTRY = fileURLToPath(new URL('./conformanceProcess.mjs', import.meta.url));
 
-export type Binding = 'centre' | 'hono';
+export type Binding = 'centre' | 'hono' | 'express' | 'fastify';
 export type StoreKind = 'memory' | 'redis';
 
 /** Makes the centre a test serves; a negative control wraps it in a broken one. */
@@ -71,6 +78,35 @@ function honoApp(options: HttpIdempotencyOptions, route: HttpRoute) {
   app.use(idempotency(options));
   app.on(METHODS, '/r', (c) => route(c.req.raw, c.get('idempotency')));
   return app;
+}
+
+/** The Express middleware, `app.use(idempotency(options))` (Express 5, no body parser). */
+export function expressHarness(kind: StoreKind) {
+  return {
+    name: `express (${kind} store)`,
+    ...storeParts(kind),
+    start: async ({ options, route }) => {
+      const server = createServer(expressApp(expressIdempotency(options), route));
+      return { url: await listen(server), close: () => close(server) };
+    },
+    ...(kind === 'redis' ? { startProcess: (setup) => startProcess('express', setup) } : {}),
+  } satisfies HttpHarness;
+}
+
+/** The Fastify plugin, `app.register(idempotencyPlugin, options)` (Fastify 5). */
+export function fastifyHarness(kind: StoreKind) {
+  return {
+    name: `fastify (${kind} store)`,
+    ...storeParts(kind),
+    start: async ({ options, route }) => {
+      const app = Fastify();
+      await app.register(idempotencyPlugin, options);
+      mountFastifyRoute(app, route);
+      const url = await app.listen({ port: 0, host: '127.0.0.1' });
+      return { url, close: () => app.close() };
+    },
+    ...(kind === 'redis' ? { startProcess: (setup) => startProcess('fastify', setup) } : {}),
+  } satisfies HttpHarness;
 }
 
 /**
