@@ -169,12 +169,17 @@ async function probe(session: Server, port: number, requests: number, name: stri
   };
 }
 
+/** One POST; 0 when the connection failed (a peer that breaks under the storm is a finding). */
 async function post(url: string, key: string): Promise<number> {
-  const response = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', 'idempotency-key': key },
-    body: BODY,
-  });
-  await response.arrayBuffer();
-  return response.status;
+  try {
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'idempotency-key': key },
+      body: BODY,
+    });
+    await response.arrayBuffer();
+    return response.status;
+  } catch {
+    return 0;
+  }
 }
