@@ -26,7 +26,8 @@ when 100 requests with one key arrive at once.
   --connections <n>   autocannon connections (default ${HTTP_BENCH_DEFAULTS.connections})
   --only <names>      some of: ${HTTP_SERVERS.join(', ')}
   --json <file>       write the rows (every round) as JSON
-Redis: REDIS_URL (default redis://127.0.0.1:6379); keys under idemq-bench-http-<random>:, deleted after the run.`;
+Redis: REDIS_URL (default redis://127.0.0.1:6379); every key (the peer's are its
+idempotency keys as sent) contains idemq-bench-http-<random>; they are deleted after the run.`;
 
 export interface HttpCliOptions {
   runs: number;
@@ -87,8 +88,7 @@ export async function httpMain(argv: string[]): Promise<void> {
   const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
   const namespace = `idemq-bench-http-${randomBytes(4).toString('hex')}`;
   const admin = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
-  const cleanUp = () =>
-    deleteKeys(admin, [`${globEscape(namespace)}:*`, `*probe-*`, `*-replayed*`]).catch(() => 0);
+  const cleanUp = () => deleteKeys(admin, [`*${globEscape(namespace)}*`]).catch(() => 0);
   const interrupt = async () => {
     killChildren();
     await cleanUp();

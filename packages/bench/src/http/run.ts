@@ -61,7 +61,13 @@ export async function runHttpBench(options: HttpBenchOptions): Promise<HttpRow[]
     }
     // Warm-up: one short unmeasured load each (JIT, connections, scripts loaded).
     for (const [name, mode] of variants) {
-      await load(servers.get(name)!.port, mode, options.connections, 1, `warm-${name}-${mode}`);
+      await load(
+        servers.get(name)!.port,
+        mode,
+        options.connections,
+        1,
+        `${options.namespace}-warm-${name}-${mode}`,
+      );
     }
     const rounds = new Map<string, LoadRound[]>();
     for (let run = 0; run < options.runs; run++) {
@@ -71,7 +77,7 @@ export async function runHttpBench(options: HttpBenchOptions): Promise<HttpRow[]
           mode,
           options.connections,
           options.durationSeconds,
-          `r${run}-${name}-${mode}`,
+          `${options.namespace}-r${run}-${name}-${mode}`,
         );
         options.log(
           `round ${run + 1}/${options.runs} ${name} ${mode}: ${Math.round(round.requestsPerSecond)} req/s, p99 ${round.p99Ms} ms`,
