@@ -100,7 +100,7 @@ export async function runHttpBench(options: HttpBenchOptions): Promise<HttpRow[]
           servers.get(name)!.session,
           servers.get(name)!.port,
           options.probeRequests,
-          name,
+          `${options.namespace}-${name}`,
         );
       }
       rows.push(row);
