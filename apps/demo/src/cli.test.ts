@@ -61,6 +61,31 @@ describe('cli', () => {
     expect(run.stderr()).toMatch(/progress /);
   });
 
+  it('runs the HTTP payments API with retrying clients and exits 0', async () => {
+    const run = capture();
+    const code = await main(
+      ['--transport', 'http', '--messages', '40', '--consumers', '4', '--seed', '3', '--json'],
+      run.io,
+    );
+    const figures = JSON.parse(run.stdout()) as Record<string, unknown>;
+    expect(code).toBe(ExitCodes.ok);
+    expect(figures).toMatchObject({
+      ok: true,
+      transport: 'http',
+      requested: 40,
+      chargedTwice: 0,
+      lost: 0,
+    });
+  });
+
+  it('refuses --duplicates with --transport http', async () => {
+    const run = capture();
+    expect(await main(['--transport', 'http', '--duplicates', '10%'], run.io)).toBe(
+      ExitCodes.usage,
+    );
+    expect(run.stderr()).toMatch(/--duplicates does not apply/);
+  });
+
   it('prints the summary table and exits 1 when payments are lost', async () => {
     const run = capture();
     const code = await main(['--messages', '200', '--seed', '3', '--timeout-ms', '1'], run.io);

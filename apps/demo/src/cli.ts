@@ -9,6 +9,12 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { randomSeed } from '@idemq/core/testing';
 import { storeNames, transportNames, UnsupportedAdapterError } from './adapters.js';
+import {
+  HTTP_SCENARIO_DEFAULTS,
+  type HttpScenarioOptions,
+  runHttpScenario,
+} from './http/httpScenario.js';
+import { formatHttpJson, formatHttpSummary, httpViolations } from './http/httpSummary.js';
 import { type ProgressStream, startProgress } from './progress.js';
 import { createScenario, SCENARIO_DEFAULTS, type ScenarioOptions } from './scenario.js';
 import { formatJson, formatSummary, violations } from './summary.js';
@@ -40,7 +46,11 @@ export interface CliIo {
 /** A parsed command line. */
 export type CliCommand =
   | { kind: 'help' }
-  | { kind: 'run'; json: boolean; scenario: Omit<ScenarioOptions, 'signal'> };
+  | { kind: 'run'; json: boolean; scenario: Omit<ScenarioOptions, 'signal'> }
+  | { kind: 'http'; json: boolean; scenario: Omit<HttpScenarioOptions, 'signal'> };
+
+/** The transport that is not a broker: a payments API over HTTP and retrying clients. */
+export const HTTP_TRANSPORT = 'http';
 
 /** Help text, printed by `--help`. */
 export const HELP = `Usage: pnpm demo [options]
@@ -60,7 +70,11 @@ Options:
                        the same seed meets the same faults (default: random, printed)
   --timeout-ms <n>     give up after this long; unsettled payments count as lost
                        (default ${SCENARIO_DEFAULTS.timeoutMs})
-  --transport <name>   broker: ${transportNames.join(', ')} (default ${SCENARIO_DEFAULTS.transport})
+  --transport <name>   broker: ${transportNames.join(', ')} (default ${SCENARIO_DEFAULTS.transport}),
+                       or http: a payments API (POST /payments, Idempotency-Key) and clients
+                       that time out and retry with the same key; there --messages is the
+                       payments (default ${HTTP_SCENARIO_DEFAULTS.payments}) and --consumers the clients
+                       (default ${HTTP_SCENARIO_DEFAULTS.clients}), --duplicates does not apply
   --store <name>       idempotency store: ${storeNames.join(', ')} (default ${SCENARIO_DEFAULTS.store})
   --json               print the figures as JSON on stdout (progress goes to stderr)
   -h, --help           show this help
@@ -83,13 +97,42 @@ export function parseCli(argv: readonly string[]): CliCommand {
 
   const transport = values.transport ?? SCENARIO_DEFAULTS.transport;
   const store = values.store ?? SCENARIO_DEFAULTS.store;
-  if (!transportNames.includes(transport)) {
-    throw new UsageError(
-      new UnsupportedAdapterError('transport', transport, transportNames).message,
-    );
-  }
   if (!storeNames.includes(store)) {
     throw new UsageError(new UnsupportedAdapterError('store', store, storeNames).message);
+  }
+  if (transport === HTTP_TRANSPORT) {
+    if (values.duplicates !== undefined) {
+      throw new UsageError('--duplicates does not apply to --transport http: every retry is one');
+    }
+    return {
+      kind: 'http',
+      json: values.json ?? false,
+      scenario: {
+        payments: integer(
+          '--messages',
+          values.messages,
+          HTTP_SCENARIO_DEFAULTS.payments,
+          1,
+          1_000_000,
+        ),
+        clients: integer('--consumers', values.consumers, HTTP_SCENARIO_DEFAULTS.clients, 1, 256),
+        seed: integer('--seed', values.seed, randomSeed(), 0, 0xffff_ffff),
+        timeoutMs: integer(
+          '--timeout-ms',
+          values['timeout-ms'],
+          SCENARIO_DEFAULTS.timeoutMs,
+          1,
+          86_400_000,
+        ),
+        store,
+      },
+    };
+  }
+  if (!transportNames.includes(transport)) {
+    throw new UsageError(
+      new UnsupportedAdapterError('transport', transport, [...transportNames, HTTP_TRANSPORT])
+        .message,
+    );
   }
   return {
     kind: 'run',
@@ -127,6 +170,8 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     return ExitCodes.ok;
   }
 
+  if (command.kind === 'http') return runHttp(command, io);
+
   // With --json, stdout carries only the JSON document.
   const progressStream = command.json ? (io.stderr as ProgressStream) : io.stdout;
   const scenario = createScenario({
@@ -147,6 +192,23 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
   io.stdout.write(`${command.json ? formatJson(figures) : formatSummary(figures)}\n`);
   if (figures.interrupted) return ExitCodes.interrupted;
   return violations(figures).length === 0 ? ExitCodes.ok : ExitCodes.invariantViolated;
+}
+
+/** `--transport http`: no progress bar (the run takes seconds), the HTTP summary. */
+async function runHttp(command: Extract<CliCommand, { kind: 'http' }>, io: CliIo): Promise<number> {
+  let figures: Awaited<ReturnType<typeof runHttpScenario>>;
+  try {
+    figures = await runHttpScenario({
+      ...command.scenario,
+      ...(io.signal === undefined ? {} : { signal: io.signal }),
+    });
+  } catch (error) {
+    io.stderr.write(`error: the demo failed: ${describeError(error)}\n`);
+    return ExitCodes.invariantViolated;
+  }
+  io.stdout.write(`${command.json ? formatHttpJson(figures) : formatHttpSummary(figures)}\n`);
+  if (figures.interrupted) return ExitCodes.interrupted;
+  return httpViolations(figures).length === 0 ? ExitCodes.ok : ExitCodes.invariantViolated;
 }
 
 function parse(args: string[]) {

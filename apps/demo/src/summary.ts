@@ -106,7 +106,7 @@ export function formatJson(figures: RunFigures): string {
 }
 
 /** A boxed three-column table; the middle column (numbers) is right-aligned. */
-function table(rows: readonly (readonly [string, string, string])[]): string {
+export function table(rows: readonly (readonly [string, string, string])[]): string {
   const widths = [0, 1, 2].map((column) =>
     Math.max(...rows.map((row) => row[column as 0 | 1 | 2].length)),
   ) as [number, number, number];

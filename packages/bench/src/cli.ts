@@ -4,6 +4,8 @@
  *            [--quick] [--json file] [--doc docs/performance.md] [--no-ceiling] [--inline]
  * pnpm bench transports [rabbitmq|kafka|sqs …] [--messages 20000] [--runs 3] [--concurrency 64] [--quick] …
  *   (idemq's consumer beside a raw consumer on each transport: transports/cli.ts)
+ * pnpm bench http [--runs 3] [--duration 5] [--connections 64] [--only idemq,hand] [--json file]
+ *   (a no-op POST route bare and behind idempotency layers: http/cli.ts)
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
@@ -11,12 +13,17 @@ import { Redis } from 'ioredis';
 import { parseCli, USAGE } from './args.js';
 import { type BenchReport, benchNamespace, namespacePatterns, runBench } from './bench.js';
 import { killChildren } from './children.js';
+import { HTTP_COMMAND } from './http/types.js';
 import { deleteKeys } from './redisInfo.js';
 import { spliceDocument, toMarkdown, toText } from './report.js';
 import { TRANSPORTS_COMMAND } from './transports/types.js';
 
 async function main(): Promise<void> {
   const argv = process.argv.slice(2).filter((arg) => arg !== '--');
+  if (argv[0] === HTTP_COMMAND) {
+    const { httpMain } = await import('./http/cli.js');
+    return httpMain(argv.slice(1));
+  }
   if (argv[0] === TRANSPORTS_COMMAND) {
     // Loaded on demand: the store bench needs no broker client.
     const { transportsMain } = await import('./transports/cli.js');

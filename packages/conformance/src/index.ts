@@ -23,6 +23,25 @@ export {
   type TransportTiming,
 } from './harness.js';
 export {
+  HTTP_TIMING_DEFAULTS,
+  type HttpHarness,
+  type HttpProcess,
+  type HttpProcessSetup,
+  type HttpRoute,
+  type HttpRouteContext,
+  type HttpServer,
+  type HttpServerSetup,
+  type HttpSuiteOptions,
+  type HttpTiming,
+  type ProcessRouteSetup,
+  type ResolvedHttpTiming,
+} from './http/harness.js';
+export { processRoute } from './http/processRoute.js';
+export {
+  collectHttpCases,
+  runHttpConformance,
+} from './http/runHttpConformance.js';
+export {
   type AnySpyRecord,
   HandlerSpy,
   recordAt,

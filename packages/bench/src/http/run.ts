@@ -1,0 +1,191 @@
+/**
+ * `pnpm bench http`: each server in its own child process, loaded in turn by autocannon (in this
+ * process) round after round, so that drift on the machine touches every server alike; then the
+ * probes (round trips per new request and per replay, the duplicate storm) on the quiet server.
+ */
+import autocannon from 'autocannon';
+import { childSession, type SessionHandle } from '../childSession.js';
+import {
+  type HttpRow,
+  type KeyMode,
+  type LoadRound,
+  perRequest,
+  summarizeRounds,
+} from './summary.js';
+import {
+  type CountersRequest,
+  GUARDED,
+  type HttpServerInit,
+  type HttpServerName,
+  type ServerCounters,
+} from './types.js';
+
+export interface HttpBenchOptions {
+  redisUrl: string;
+  servers: HttpServerName[];
+  runs: number;
+  durationSeconds: number;
+  connections: number;
+  namespace: string;
+  /** Sequential requests of each round-trip probe. */
+  probeRequests: number;
+  log: (line: string) => void;
+}
+
+type Server = SessionHandle<CountersRequest, ServerCounters, { maxRssBytes: number }>;
+
+const BODY = JSON.stringify({ amount: 1 });
+
+export async function runHttpBench(options: HttpBenchOptions): Promise<HttpRow[]> {
+  const servers = new Map<HttpServerName, { session: Server; port: number }>();
+  try {
+    for (const name of options.servers) {
+      const init: HttpServerInit = {
+        server: name,
+        redisUrl: options.redisUrl,
+        namespace: options.namespace,
+      };
+      const session = await childSession<
+        HttpServerInit,
+        CountersRequest,
+        ServerCounters,
+        { maxRssBytes: number }
+      >(new URL('./worker.js', import.meta.url), init);
+      const { port } = await session.round({ reset: true });
+      servers.set(name, { session, port });
+    }
+    const variants: [HttpServerName, KeyMode][] = [];
+    for (const name of options.servers) {
+      variants.push([name, 'new']);
+      if (name === 'idemq' || name === 'hand') variants.push([name, 'replay']);
+    }
+    // Warm-up: one short unmeasured load each (JIT, connections, scripts loaded).
+    for (const [name, mode] of variants) {
+      await load(
+        servers.get(name)!.port,
+        mode,
+        options.connections,
+        1,
+        `${options.namespace}-warm-${name}-${mode}`,
+      );
+    }
+    const rounds = new Map<string, LoadRound[]>();
+    for (let run = 0; run < options.runs; run++) {
+      for (const [name, mode] of variants) {
+        const round = await load(
+          servers.get(name)!.port,
+          mode,
+          options.connections,
+          options.durationSeconds,
+          `${options.namespace}-r${run}-${name}-${mode}`,
+        );
+        options.log(
+          `round ${run + 1}/${options.runs} ${name} ${mode}: ${Math.round(round.requestsPerSecond)} req/s, p99 ${round.p99Ms} ms`,
+        );
+        const list = rounds.get(`${name}/${mode}`) ?? [];
+        list.push(round);
+        rounds.set(`${name}/${mode}`, list);
+      }
+    }
+    const rows: HttpRow[] = [];
+    for (const [name, mode] of variants) {
+      const row = summarizeRounds(
+        name,
+        mode,
+        options.connections,
+        rounds.get(`${name}/${mode}`) ?? [],
+      );
+      if (mode === 'new' && GUARDED.includes(name)) {
+        row.probe = await probe(
+          servers.get(name)!.session,
+          servers.get(name)!.port,
+          options.probeRequests,
+          `${options.namespace}-${name}`,
+        );
+      }
+      rows.push(row);
+    }
+    return rows;
+  } finally {
+    for (const { session } of servers.values()) await session.close().catch(() => undefined);
+  }
+}
+
+/** One autocannon load: each request a new key, or one key (completed first) repeated. */
+async function load(
+  port: number,
+  mode: KeyMode,
+  connections: number,
+  seconds: number,
+  tag: string,
+): Promise<LoadRound> {
+  const url = `http://127.0.0.1:${port}/pay`;
+  const headers = { 'content-type': 'application/json' };
+  const fixedKey = `"${tag}-replayed"`;
+  if (mode === 'replay') await post(url, fixedKey);
+  let sequence = 0;
+  const result = await autocannon({
+    url,
+    connections,
+    duration: seconds,
+    method: 'POST',
+    headers,
+    body: BODY,
+    requests: [
+      {
+        setupRequest: (request) => ({
+          ...request,
+          headers: {
+            ...request.headers,
+            'idempotency-key': mode === 'replay' ? fixedKey : `"${tag}-${sequence++}"`,
+          },
+        }),
+      },
+    ],
+  });
+  return {
+    requestsPerSecond: result.requests.total / (result.duration || seconds),
+    p50Ms: result.latency.p50,
+    p99Ms: result.latency.p99,
+    non2xx: result.non2xx,
+    errors: result.errors + result.timeouts,
+  };
+}
+
+/** Round trips per new request and per replay (sequential), then 100 concurrent same-key requests. */
+async function probe(session: Server, port: number, requests: number, name: string) {
+  const url = `http://127.0.0.1:${port}/pay`;
+  await session.round({ reset: true });
+  for (let i = 0; i < requests; i++) await post(url, `"probe-new-${name}-${i}"`);
+  const afterNew = await session.round({ reset: true });
+  const replayKey = `"probe-replay-${name}"`;
+  await post(url, replayKey);
+  await session.round({ reset: true });
+  for (let i = 0; i < requests; i++) await post(url, replayKey);
+  const afterReplay = await session.round({ reset: true });
+  const stormKey = `"probe-storm-${name}"`;
+  const stormRequests = 100;
+  await Promise.all(Array.from({ length: stormRequests }, () => post(url, stormKey)));
+  const afterStorm = await session.round({ reset: true });
+  return {
+    roundTripsPerNew: perRequest(0, afterNew.redisRoundTrips, requests),
+    roundTripsPerReplay: perRequest(0, afterReplay.redisRoundTrips, requests),
+    stormRouteRuns: afterStorm.routeRuns,
+    stormRequests,
+  };
+}
+
+/** One POST; 0 when the connection failed (a peer that breaks under the storm is a finding). */
+async function post(url: string, key: string): Promise<number> {
+  try {
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'idempotency-key': key },
+      body: BODY,
+    });
+    await response.arrayBuffer();
+    return response.status;
+  } catch {
+    return 0;
+  }
+}

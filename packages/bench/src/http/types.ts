@@ -1,0 +1,49 @@
+/** The HTTP benchmark's servers and what each round asks of them. */
+
+/** The sub-command of `pnpm bench` that runs the HTTP benchmark. */
+export const HTTP_COMMAND = 'http';
+
+/**
+ * Servers in table order: the bare no-op route on node:http; idemq's centre in front of it; a
+ * hand-written `SET NX` middleware in front of it; the bare route on Express; express-idempotency
+ * with its Redis adapter on Express.
+ */
+export const HTTP_SERVERS = ['bare', 'idemq', 'hand', 'express', 'express-idempotency'] as const;
+export type HttpServerName = (typeof HTTP_SERVERS)[number];
+
+export function isHttpServerName(name: string): name is HttpServerName {
+  return (HTTP_SERVERS as readonly string[]).includes(name);
+}
+
+export const HTTP_SERVER_LABEL: Record<HttpServerName, string> = {
+  bare: 'node:http, bare no-op route',
+  idemq: 'node:http + @idemq/http centre + redisStore',
+  hand: 'node:http + hand-written SET NX middleware',
+  express: 'Express 5, bare no-op route',
+  'express-idempotency': 'Express 5 + express-idempotency + its Redis adapter',
+};
+
+/** Servers with idempotency, whose round trips and storms are measured. */
+export const GUARDED: readonly HttpServerName[] = ['idemq', 'hand', 'express-idempotency'];
+
+export interface HttpServerInit {
+  server: HttpServerName;
+  redisUrl: string;
+  /** Every Redis key the server writes lives under `<namespace>:`. */
+  namespace: string;
+}
+
+/** Asked of a running server between loads: read its counters, then zero them. */
+export interface CountersRequest {
+  reset: boolean;
+}
+
+/** What a server counted since the last reset. */
+export interface ServerCounters {
+  /** Times the no-op route ran. */
+  routeRuns: number;
+  /** Redis round trips its idempotency layer made (commands sent; a script call is one). */
+  redisRoundTrips: number;
+  /** The port it listens on, 127.0.0.1. */
+  port: number;
+}
