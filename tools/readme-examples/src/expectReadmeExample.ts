@@ -4,7 +4,14 @@ import { readmeExample } from './readmeExample.js';
 import { runExample } from './runExample.js';
 
 /** The packages whose README must hold an example that runs as shown. */
-export const README_EXAMPLE_PACKAGES = ['core', 'redis', 'rabbitmq', 'kafka', 'sqs', 'http'] as const;
+export const README_EXAMPLE_PACKAGES = [
+  'core',
+  'redis',
+  'rabbitmq',
+  'kafka',
+  'sqs',
+  'http',
+] as const;
 
 /**
  * Asserts that the `## Example` of `readmeFile` type-checks and runs as a module of the project
