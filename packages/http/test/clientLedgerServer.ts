@@ -5,6 +5,7 @@ import {
   type ServerResponse,
 } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { mulberry32 } from './seededRandom.js';
 
 /** How often each misbehaviour happens, per arrival of a POST /orders. */
 export interface Chaos {
@@ -201,16 +202,4 @@ function unquote(value: string): string {
   return value.startsWith('"') && value.endsWith('"')
     ? value.slice(1, -1).replace(/\\(["\\])/g, '$1')
     : value;
-}
-
-/** A small seeded PRNG, so a run's misbehaviour repeats. */
-function mulberry32(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
 }

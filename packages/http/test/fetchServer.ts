@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 /** A fetch-style handler served over real HTTP, for tests only. */
@@ -17,18 +17,7 @@ export async function serveFetch(
   const server = createServer((req, res) => {
     void (async () => {
       try {
-        const response = await handler(await toRequest(req, baseUrl));
-        const headers: Record<string, string | string[]> = {};
-        for (const [name, value] of response.headers) {
-          if (name !== 'set-cookie') headers[name] = value;
-        }
-        const cookies = response.headers.getSetCookie();
-        if (cookies.length > 0) headers['set-cookie'] = cookies;
-        res.writeHead(response.status, response.statusText, headers);
-        if (response.body) {
-          for await (const chunk of response.body) res.write(chunk);
-        }
-        res.end();
+        await writeResponse(res, await handler(await toRequest(req, baseUrl)));
       } catch (error) {
         if (!res.headersSent) res.writeHead(500);
         res.end(String(error));
@@ -48,7 +37,23 @@ export async function serveFetch(
   };
 }
 
-async function toRequest(req: IncomingMessage, baseUrl: string): Promise<Request> {
+/** Sends a WHATWG Response on `res`, its body streamed as it comes. */
+export async function writeResponse(res: ServerResponse, response: Response): Promise<void> {
+  const headers: Record<string, string | string[]> = {};
+  for (const [name, value] of response.headers) {
+    if (name !== 'set-cookie') headers[name] = value;
+  }
+  const cookies = response.headers.getSetCookie();
+  if (cookies.length > 0) headers['set-cookie'] = cookies;
+  res.writeHead(response.status, response.statusText, headers);
+  if (response.body) {
+    for await (const chunk of response.body) res.write(chunk);
+  }
+  res.end();
+}
+
+/** The WHATWG Request of a node:http request, its body read whole. */
+export async function toRequest(req: IncomingMessage, baseUrl: string): Promise<Request> {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
   const headers = new Headers();
