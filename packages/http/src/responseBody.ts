@@ -1,3 +1,5 @@
+import { concatBytes } from './concatBytes.js';
+
 /** A response body read up to a limit. */
 export type BodyRead =
   | { kind: 'complete'; bytes: Uint8Array }
@@ -20,7 +22,7 @@ export async function readBodyUpTo(
   let total = 0;
   for (;;) {
     const { done, value } = await reader.read();
-    if (done) return { kind: 'complete', bytes: concat(chunks, total) };
+    if (done) return { kind: 'complete', bytes: concatBytes(chunks, total) };
     const chunk = asBytes(value);
     chunks.push(chunk);
     total += chunk.byteLength;
@@ -52,15 +54,4 @@ function asBytes(chunk: unknown): Uint8Array {
   if (chunk instanceof Uint8Array) return chunk;
   if (typeof chunk === 'string') return encoder.encode(chunk);
   throw new TypeError('a response body chunk must be a Uint8Array or a string');
-}
-
-function concat(chunks: Uint8Array[], total: number): Uint8Array {
-  if (chunks.length === 1 && chunks[0] !== undefined) return chunks[0];
-  const bytes = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return bytes;
 }

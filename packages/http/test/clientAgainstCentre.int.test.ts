@@ -1,4 +1,5 @@
 import type { Store } from '@idemq/core';
+import { seededRandom } from '@idemq/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   type FetchFunction,
@@ -9,7 +10,6 @@ import {
 import { createHttpIdempotency, type HttpIdempotencyOptions } from '../src/index.js';
 import { type Fault, type FaultyServer, serveWithFaults } from './faultyServer.js';
 import { STORES } from './helpers.js';
-import { mulberry32 } from './seededRandom.js';
 
 const PAYMENTS = 150;
 /** How often each fault hits an arrival of POST /payments. */
@@ -74,7 +74,7 @@ async function runPayments(options: {
   const randomOf = (randoms: Map<number, () => number>, order: number, salt: number) => {
     let random = randoms.get(order);
     if (random === undefined) {
-      random = mulberry32(options.seed * 100_003 + order * 7 + salt);
+      random = seededRandom(options.seed * 100_003 + order * 7 + salt);
       randoms.set(order, random);
     }
     return random();

@@ -5,7 +5,7 @@ import {
   type ServerResponse,
 } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mulberry32 } from './seededRandom.js';
+import { seededRandom } from '@idemq/core/testing';
 
 /** How often each misbehaviour happens, per arrival of a POST /orders. */
 export interface Chaos {
@@ -57,7 +57,7 @@ export async function startLedgerServer(options: { seed: number; chaos?: Partial
   const randomFor = (order: number): (() => number) => {
     let random = randoms.get(order);
     if (random === undefined) {
-      random = mulberry32(options.seed * 100_003 + order);
+      random = seededRandom(options.seed * 100_003 + order);
       randoms.set(order, random);
     }
     return random;

@@ -1,3 +1,4 @@
+import { concatBytes } from '../concatBytes.js';
 import { RequestBodyTooLargeError } from './errors.js';
 
 /**
@@ -32,20 +33,9 @@ export async function readReplayableBody(
       }
       chunks.push(value);
     }
-    return concat(chunks, total);
+    return concatBytes(chunks, total);
   } finally {
     signal?.removeEventListener('abort', cancelOnAbort);
     reader.releaseLock();
   }
-}
-
-function concat(chunks: readonly Uint8Array[], total: number): Uint8Array {
-  if (chunks.length === 1 && chunks[0] !== undefined) return chunks[0];
-  const bytes = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return bytes;
 }

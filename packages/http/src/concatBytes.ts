@@ -1,0 +1,11 @@
+/** Joins chunks read from a stream into one array (the chunk itself when there is only one). */
+export function concatBytes(chunks: readonly Uint8Array[], total: number): Uint8Array {
+  if (chunks.length === 1 && chunks[0] !== undefined) return chunks[0];
+  const bytes = new Uint8Array(total);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return bytes;
+}
