@@ -40,12 +40,7 @@ export function parseCli(argv: string[]): CliOptions | 'help' {
   });
   if (values.help) return 'help';
   const problems: string[] = [];
-  const positive = (name: string, text: string | undefined, fallback: number) => {
-    if (text === undefined) return fallback;
-    const n = Number(text);
-    if (!Number.isInteger(n) || n < 1) problems.push(`--${name} must be a positive integer`);
-    return n;
-  };
+  const positive = positiveIntegerReader(problems);
   const ids = positive(
     'ids',
     values.ids,
@@ -82,5 +77,15 @@ export function parseCli(argv: string[]): CliOptions | 'help' {
     ...(values.json === undefined ? {} : { json: values.json }),
     ...(values.doc === undefined ? {} : { doc: values.doc }),
     ...(values['from-json'] === undefined ? {} : { fromJson: values['from-json'] }),
+  };
+}
+
+/** Reads `--name` as a positive integer (`fallback` when absent); a bad value is noted in `problems`. */
+export function positiveIntegerReader(problems: string[]) {
+  return (name: string, text: string | undefined, fallback: number): number => {
+    if (text === undefined) return fallback;
+    const n = Number(text);
+    if (!Number.isInteger(n) || n < 1) problems.push(`--${name} must be a positive integer`);
+    return n;
   };
 }

@@ -3,6 +3,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
+import { positiveIntegerReader } from '../args.js';
 import { killChildren } from '../children.js';
 import { describeMachine, machineFacts, redactUrl } from '../machine.js';
 import { deleteKeys, globEscape, serverFacts } from '../redisInfo.js';
@@ -53,12 +54,7 @@ export function parseHttpCli(argv: string[]): HttpCliOptions | 'help' {
   });
   if (values.help) return 'help';
   const problems: string[] = [];
-  const positive = (name: string, text: string | undefined, fallback: number) => {
-    if (text === undefined) return fallback;
-    const n = Number(text);
-    if (!Number.isInteger(n) || n < 1) problems.push(`--${name} must be a positive integer`);
-    return n;
-  };
+  const positive = positiveIntegerReader(problems);
   const names = values.only?.split(',').map((n) => n.trim()) ?? [...HTTP_SERVERS];
   for (const name of names) {
     if (!isHttpServerName(name)) {
