@@ -24,7 +24,7 @@ describe('jsonSerializer', () => {
     });
 
     it('a record written before bytes were supported reads as it always did', () => {
-      // What a Uint8Array result used to become, and strings that look like the new tags.
+      // Plain JSON (no prefix) is read as JSON, even where it looks like a tag.
       expect(deserialize('{"0":222,"1":173}')).toEqual({ 0: 222, 1: 173 });
       expect(deserialize('"~b:3q0="')).toBe('~b:3q0=');
       expect(deserialize('{"a":"~~x","b":["~1:"]}')).toEqual({ a: '~~x', b: ['~1:'] });
