@@ -13,9 +13,3 @@ export function defaultFingerprint(method: string, target: string, body: Uint8Ar
     .update(body)
     .digest('hex');
 }
-
-/** The request target a fingerprint covers: the URL's path and query. */
-export function requestTarget(request: Request): string {
-  const url = new URL(request.url);
-  return `${url.pathname}${url.search}`;
-}

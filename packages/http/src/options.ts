@@ -1,6 +1,6 @@
 import { DEFAULT_MAX_RESULT_BYTES, IDEMPOTENCY_DEFAULTS, type Store } from '@idemq/core';
 import { OptionsCheck } from '@idemq/core/adapter';
-import { defaultFingerprint, requestTarget } from './fingerprint.js';
+import { defaultFingerprint } from './fingerprint.js';
 import { replayAllowList } from './replayHeaders.js';
 import type { HttpIdempotencyOptions } from './types.js';
 
@@ -19,25 +19,38 @@ export const HTTP_IDEMPOTENCY_DEFAULTS = Object.freeze({
   maxResponseBytes: Math.floor(((DEFAULT_MAX_RESULT_BYTES - ENVELOPE_ROOM_BYTES) * 3) / 4),
 } as const);
 
+/** How the defaults read a request: its method, its path and its target (path and query). */
+export interface RequestReader<Req> {
+  method(request: Req): string;
+  path(request: Req): string;
+  target(request: Req): string;
+}
+
 /** The options with every default filled in. */
-export interface HttpSettings {
+export interface HttpSettings<Req> {
   store: Store;
   scope: string;
   required: boolean;
   methods: ReadonlySet<string>;
   headerName: string;
+  /** Node's request headers are keyed in lower case. */
+  headerNameLower: string;
   maxKeyLength: number;
-  route: (request: Request) => string;
-  principal: HttpIdempotencyOptions['principal'];
-  fingerprint: (request: Request, body: Uint8Array) => string | Promise<string>;
+  route: (request: Req) => string;
+  principal: HttpIdempotencyOptions<Req>['principal'];
+  fingerprint: (request: Req, body: Uint8Array) => string | Promise<string>;
   replayHeaders: ReadonlySet<string>;
   storeStatus: (status: number) => boolean;
   maxResponseBytes: number;
 }
 
 /** Checks every option (one `InvalidOptionsError` listing all problems) and fills defaults. */
-export function resolveHttpSettings(options: HttpIdempotencyOptions): HttpSettings {
-  const check = new OptionsCheck('createHttpIdempotency');
+export function resolveHttpSettings<Req>(
+  options: HttpIdempotencyOptions<Req>,
+  reader: RequestReader<Req>,
+  caller = 'createHttpIdempotency',
+): HttpSettings<Req> {
+  const check = new OptionsCheck(caller);
   if (typeof options !== 'object' || options === null) {
     check.expect(false, 'options must be an object').done();
   }
@@ -74,6 +87,7 @@ export function resolveHttpSettings(options: HttpIdempotencyOptions): HttpSettin
     .done();
 
   const custom = options.fingerprint;
+  const headerName = options.headerName ?? HTTP_IDEMPOTENCY_DEFAULTS.headerName;
   return {
     store: options.store,
     scope: options.scope ?? HTTP_IDEMPOTENCY_DEFAULTS.scope,
@@ -81,13 +95,14 @@ export function resolveHttpSettings(options: HttpIdempotencyOptions): HttpSettin
     methods: new Set(
       (options.methods ?? HTTP_IDEMPOTENCY_DEFAULTS.methods).map((m) => m.toUpperCase()),
     ),
-    headerName: options.headerName ?? HTTP_IDEMPOTENCY_DEFAULTS.headerName,
+    headerName,
+    headerNameLower: headerName.toLowerCase(),
     maxKeyLength: options.maxKeyLength ?? HTTP_IDEMPOTENCY_DEFAULTS.maxKeyLength,
-    route: options.route ?? ((request) => new URL(request.url).pathname),
+    route: options.route ?? ((request) => reader.path(request)),
     principal: options.principal,
     fingerprint:
       custom ??
-      ((request, body) => defaultFingerprint(request.method, requestTarget(request), body)),
+      ((request, body) => defaultFingerprint(reader.method(request), reader.target(request), body)),
     replayHeaders: replayAllowList(options.replayHeaders),
     storeStatus: options.storeStatus ?? ((status) => status < 500),
     maxResponseBytes: options.maxResponseBytes ?? HTTP_IDEMPOTENCY_DEFAULTS.maxResponseBytes,

@@ -18,18 +18,28 @@ export function problemTypeUri(slug: ProblemSlug): string {
   return `${DOCS}#http-${slug}`;
 }
 
+/** An RFC 9457 problem details answer (`application/problem+json`): status, headers, body. */
+export function problemParts(
+  slug: ProblemSlug,
+  detail: string,
+  headers: Readonly<Record<string, string>> = {},
+): { status: number; headers: Record<string, string>; body: string } {
+  const { status, title } = ProblemTypes[slug];
+  return {
+    status,
+    headers: { ...headers, 'content-type': 'application/problem+json' },
+    body: JSON.stringify({ type: problemTypeUri(slug), title, status, detail }),
+  };
+}
+
 /** An RFC 9457 problem details response (`application/problem+json`). */
 export function problemResponse(
   slug: ProblemSlug,
   detail: string,
   headers: Readonly<Record<string, string>> = {},
 ): Response {
-  const { status, title } = ProblemTypes[slug];
-  const body = JSON.stringify({ type: problemTypeUri(slug), title, status, detail });
-  return new Response(body, {
-    status,
-    headers: { ...headers, 'content-type': 'application/problem+json' },
-  });
+  const { status, headers: head, body } = problemParts(slug, detail, headers);
+  return new Response(body, { status, headers: head });
 }
 
 /** `Retry-After` in whole seconds, at least 1, from a delay in milliseconds. */

@@ -26,13 +26,25 @@ export function replayableHeaders(
   headers: Headers,
   allowList: ReadonlySet<string>,
 ): [string, string][] {
-  const kept: [string, string][] = [];
-  for (const [name, value] of headers) {
-    if (name === 'set-cookie') continue;
-    if (allowList.has(name)) kept.push([name, value]);
-  }
+  const kept = allowedPairs(headers, allowList);
   if (allowList.has('set-cookie')) {
     for (const cookie of headers.getSetCookie()) kept.push(['set-cookie', cookie]);
+  }
+  return kept;
+}
+
+/**
+ * The allow-listed pairs, names in lower case, in order; `set-cookie` is left out (a caller that
+ * allows it adds its lines one by one).
+ */
+export function allowedPairs(
+  pairs: Iterable<[string, string]>,
+  allowList: ReadonlySet<string>,
+): [string, string][] {
+  const kept: [string, string][] = [];
+  for (const [name, value] of pairs) {
+    const lower = name.toLowerCase();
+    if (lower !== 'set-cookie' && allowList.has(lower)) kept.push([lower, value]);
   }
   return kept;
 }

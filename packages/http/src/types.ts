@@ -20,7 +20,11 @@ export interface HttpIdempotency {
   handle(request: Request, next: HttpNext): Promise<Response>;
 }
 
-export interface HttpIdempotencyOptions {
+/**
+ * The options of every front. `Req` is what the hooks receive: a WHATWG `Request` for the centre,
+ * Hono, Express and Fastify, node's `IncomingMessage` for `@idemq/http/node`.
+ */
+export interface HttpIdempotencyOptions<Req = Request> {
   store: Store;
   /** Namespace of the records, before the route and principal. @default 'http' */
   scope?: string;
@@ -33,14 +37,14 @@ export interface HttpIdempotencyOptions {
   /** Longest key, in characters. @default 255 */
   maxKeyLength?: number;
   /** The route part of the scope. @default the URL pathname (bindings pass the route pattern) */
-  route?: (request: Request) => string;
+  route?: (request: Req) => string;
   /** The tenant part of the scope (API key, account): one tenant never replays another's. */
-  principal?: (request: Request) => string | undefined | Promise<string | undefined>;
+  principal?: (request: Req) => string | undefined | Promise<string | undefined>;
   /**
    * What makes two requests with one key "the same". `request`'s body is already read: use
    * `body`. @default SHA-256 of method, path and query, and body bytes
    */
-  fingerprint?: (request: Request, body: Uint8Array) => string | Promise<string>;
+  fingerprint?: (request: Req, body: Uint8Array) => string | Promise<string>;
   /** Response headers a replay repeats, besides the defaults (`DEFAULT_REPLAY_HEADERS`). */
   replayHeaders?: readonly string[];
   /** Which statuses are stored and replayed; the others leave the record FAILED. @default status < 500 */

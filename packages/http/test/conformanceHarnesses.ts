@@ -16,17 +16,19 @@ import {
   type HttpIdempotency,
   type HttpIdempotencyOptions,
 } from '../src/index.js';
+import { idempotency as nodeIdempotency } from '../src/node/index.js';
 import { expressApp } from './expressRoute.mjs';
 import { mountFastifyRoute } from './fastifyRoute.mjs';
 import { serveFetch } from './fetchServer.js';
 import { REDIS_URL } from './helpers.js';
 import { close, listen } from './listen.js';
+import { nodeOptions, nodeRoute } from './nodeRoute.mjs';
 
 /** Every method the suite sends; the harnesses mount its route for each at /r. */
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'];
 const PROCESS_ENTRY = fileURLToPath(new URL('./conformanceProcess.mjs', import.meta.url));
 
-export type Binding = 'centre' | 'hono' | 'express' | 'fastify';
+export type Binding = 'centre' | 'node' | 'hono' | 'express' | 'fastify';
 export type StoreKind = 'memory' | 'redis';
 
 /** Makes the centre a test serves; a negative control wraps it in a broken one. */
@@ -57,6 +59,20 @@ export function centreHarness(kind: StoreKind, makeCentre: MakeCentre = createHt
       return serveFetch((request) => centre.handle(request, route));
     },
     ...(kind === 'redis' ? { startProcess: (setup) => startProcess('centre', setup) } : {}),
+  } satisfies HttpHarness;
+}
+
+/** The node:http binding, `idempotency(options)(route)` as a server's request listener. */
+export function nodeHarness(kind: StoreKind) {
+  return {
+    name: `node:http (${kind} store)`,
+    ...storeParts(kind),
+    start: async ({ options, route }) => {
+      const listener = nodeIdempotency(nodeOptions(options))(nodeRoute(route));
+      const server = createServer((req, res) => void listener(req, res));
+      return { url: await listen(server), close: () => close(server) };
+    },
+    ...(kind === 'redis' ? { startProcess: (setup) => startProcess('node', setup) } : {}),
   } satisfies HttpHarness;
 }
 

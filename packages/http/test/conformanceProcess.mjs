@@ -7,11 +7,13 @@ import { createHttpIdempotency } from '@idemq/http';
 import { idempotency as expressIdempotency } from '@idemq/http/express';
 import { idempotencyPlugin } from '@idemq/http/fastify';
 import { idempotency } from '@idemq/http/hono';
+import { idempotency as nodeIdempotency } from '@idemq/http/node';
 import { redisStore } from '@idemq/redis';
 import Fastify from 'fastify';
 import { Hono } from 'hono';
 import { expressApp } from './expressRoute.mjs';
 import { mountFastifyRoute } from './fastifyRoute.mjs';
+import { nodeOptions, nodeRoute } from './nodeRoute.mjs';
 
 const { binding, redisUrl, prefix, options, route: routeSetup } = JSON.parse(process.argv[2]);
 const store = redisStore({ url: redisUrl, prefix });
@@ -30,7 +32,9 @@ async function serve() {
   const server =
     binding === 'express'
       ? createServer(expressApp(expressIdempotency({ ...options, store }), route))
-      : createServer(fetchListener(fetchHandler()));
+      : binding === 'node'
+        ? createServer(nodeIdempotency(nodeOptions({ ...options, store }))(nodeRoute(route)))
+        : createServer(fetchListener(fetchHandler()));
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     url: `http://127.0.0.1:${server.address().port}`,

@@ -4,7 +4,10 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Store } from '@idemq/core';
 import { createHttpIdempotency } from '@idemq/http';
+import { idempotency as expressIdempotency } from '@idemq/http/express';
+import { idempotency } from '@idemq/http/node';
 import { redisStore } from '@idemq/redis';
 import express from 'express';
 import idempotencyMiddleware from 'express-idempotency';
@@ -42,10 +45,16 @@ export async function openHttpServer(
       };
       break;
     case 'idemq': {
-      const client = countIoredis(new Redis(init.redisUrl, { maxRetriesPerRequest: 1 }), sent);
-      const store = redisStore({ client, prefix: `${init.namespace}:idemq` });
-      await store.ready();
-      closers.push(() => client.quit());
+      const store = await countedStore(init, sent, closers);
+      const idempotent = idempotency({ store, scope: 'bench' });
+      listener = idempotent(async () => {
+        counts.routeRuns++;
+        return { status: 201, headers: { 'content-type': 'application/json' }, body: BODY };
+      });
+      break;
+    }
+    case 'idemq-centre': {
+      const store = await countedStore(init, sent, closers);
       const centre = createHttpIdempotency({ store, scope: 'bench' });
       const route = async () => {
         counts.routeRuns++;
@@ -79,6 +88,22 @@ export async function openHttpServer(
         counts.routeRuns++;
         res.status(201).json({ ok: true });
       });
+      listener = app;
+      break;
+    }
+    case 'idemq-express': {
+      const store = await countedStore(init, sent, closers);
+      const app = express();
+      // As the binding's README says: after the body parser.
+      app.post(
+        '/pay',
+        express.json(),
+        expressIdempotency({ store, scope: 'bench' }),
+        (_req, res) => {
+          counts.routeRuns++;
+          res.status(201).json({ ok: true });
+        },
+      );
       listener = app;
       break;
     }
@@ -125,6 +150,19 @@ export async function openHttpServer(
       return { maxRssBytes: process.resourceUsage().maxRSS * 1024 };
     },
   };
+}
+
+/** A Redis store whose commands are counted, closed with the server. */
+async function countedStore(
+  init: HttpServerInit,
+  sent: CommandCounter,
+  closers: (() => Promise<unknown>)[],
+): Promise<Store> {
+  const client = countIoredis(new Redis(init.redisUrl, { maxRetriesPerRequest: 1 }), sent);
+  const store = redisStore({ client, prefix: `${init.namespace}:${init.server}` });
+  await store.ready();
+  closers.push(() => client.quit());
+  return store;
 }
 
 /**

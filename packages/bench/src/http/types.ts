@@ -4,11 +4,20 @@
 export const HTTP_COMMAND = 'http';
 
 /**
- * Servers in table order: the bare no-op route on node:http; idemq's centre in front of it; a
- * hand-written `SET NX` middleware in front of it; the bare route on Express; express-idempotency
- * with its Redis adapter on Express.
+ * Servers in table order: the bare no-op route on node:http; idemq's node:http binding in front
+ * of it; a hand-written `SET NX` middleware in front of it; idemq's fetch centre behind node:http
+ * (the request made a WHATWG Request, the Response written back); the bare route on Express;
+ * idemq's Express binding; express-idempotency with its Redis adapter on Express.
  */
-export const HTTP_SERVERS = ['bare', 'idemq', 'hand', 'express', 'express-idempotency'] as const;
+export const HTTP_SERVERS = [
+  'bare',
+  'idemq',
+  'hand',
+  'idemq-centre',
+  'express',
+  'idemq-express',
+  'express-idempotency',
+] as const;
 export type HttpServerName = (typeof HTTP_SERVERS)[number];
 
 export function isHttpServerName(name: string): name is HttpServerName {
@@ -17,14 +26,22 @@ export function isHttpServerName(name: string): name is HttpServerName {
 
 export const HTTP_SERVER_LABEL: Record<HttpServerName, string> = {
   bare: 'node:http, bare no-op route',
-  idemq: 'node:http + @idemq/http centre + redisStore',
+  idemq: 'node:http + @idemq/http/node + redisStore',
   hand: 'node:http + hand-written SET NX middleware',
+  'idemq-centre': 'node:http + @idemq/http fetch centre + redisStore',
   express: 'Express 5, bare no-op route',
+  'idemq-express': 'Express 5 + @idemq/http/express + redisStore',
   'express-idempotency': 'Express 5 + express-idempotency + its Redis adapter',
 };
 
 /** Servers with idempotency, whose round trips and storms are measured. */
-export const GUARDED: readonly HttpServerName[] = ['idemq', 'hand', 'express-idempotency'];
+export const GUARDED: readonly HttpServerName[] = [
+  'idemq',
+  'hand',
+  'idemq-centre',
+  'idemq-express',
+  'express-idempotency',
+];
 
 export interface HttpServerInit {
   server: HttpServerName;

@@ -1,0 +1,7 @@
+import type { IncomingMessage } from 'node:http';
+import type { HttpRoute, HttpSuiteOptions } from '@idemq/conformance';
+import type { NodeContext, NodeIdempotencyOptions, NodeRoute } from '../src/node/index.js';
+
+export function nodeRoute(route: HttpRoute): NodeRoute;
+export function webRequest(req: IncomingMessage, ctx: NodeContext): Promise<Request>;
+export function nodeOptions(options: HttpSuiteOptions): NodeIdempotencyOptions;
