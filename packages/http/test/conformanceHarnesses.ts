@@ -22,7 +22,7 @@ import { mountFastifyRoute } from './fastifyRoute.mjs';
 import { serveFetch } from './fetchServer.js';
 import { REDIS_URL } from './helpers.js';
 import { close, listen } from './listen.js';
-import { nodeOptions, nodeRoute } from './nodeRoute.mjs';
+import { incomingOptions, nodeOptions, nodeRoute } from './nodeRoute.mjs';
 
 /** Every method the suite sends; the harnesses mount its route for each at /r. */
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'];
@@ -102,7 +102,7 @@ export function expressHarness(kind: StoreKind) {
     name: `express (${kind} store)`,
     ...storeParts(kind),
     start: async ({ options, route }) => {
-      const server = createServer(expressApp(expressIdempotency(options), route));
+      const server = createServer(expressApp(expressIdempotency(incomingOptions(options)), route));
       return { url: await listen(server), close: () => close(server) };
     },
     ...(kind === 'redis' ? { startProcess: (setup) => startProcess('express', setup) } : {}),

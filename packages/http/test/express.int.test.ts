@@ -1,15 +1,17 @@
 import { createServer, type Server } from 'node:http';
+import { memoryStore, type Store } from '@idemq/core';
 import express, { type Express } from 'express';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createRouteTable } from '../src/bindingRoutes.js';
-import { bindExpress } from '../src/express/expressBinding.js';
-import type { HttpIdempotency } from '../src/types.js';
-import { markingCentre, replayingCentre } from './bindingCentres.js';
+import { type ExpressIdempotencyOptions, idempotency } from '../src/express/index.js';
+import { defaultFingerprint } from '../src/index.js';
+import { gate } from './helpers.js';
 import { close, listen } from './listen.js';
 
 const servers: Server[] = [];
+const stores: Store[] = [];
 afterEach(async () => {
   await Promise.all(servers.splice(0).map(close));
+  await Promise.all(stores.splice(0).map((store) => store.close()));
 });
 
 async function serve(app: Express): Promise<string> {
@@ -35,28 +37,49 @@ function appWith(setup: (app: Express) => void): Express {
   return app;
 }
 
+/** The middleware on a fresh memory store; `bodies` collects what each fingerprint covered. */
+function middleware(options: Omit<ExpressIdempotencyOptions, 'store'> = {}) {
+  const store = memoryStore();
+  stores.push(store);
+  const bodies: Uint8Array[] = [];
+  const handler = idempotency({
+    store,
+    fingerprint: (req, body) => {
+      bodies.push(body);
+      return defaultFingerprint(req.method, req.originalUrl, body);
+    },
+    ...options,
+  });
+  return { handler, bodies };
+}
+
 describe('Express binding', () => {
-  it('runs the route with the context the centre gave, and sends what the centre returned', async () => {
-    const centre = markingCentre();
+  it('runs the rest of the chain with req.idempotency, and replays the first answer', async () => {
+    const { handler } = middleware();
+    const contexts: unknown[] = [];
     const app = appWith((a) => {
-      a.use(bindExpress(centre));
+      a.use(handler);
       a.post('/pay', (req, res) => {
-        res.json({ key: req.idempotency?.idempotencyKey, token: req.idempotency?.fencingToken });
+        contexts.push(req.idempotency);
+        res.json({ key: req.idempotency?.idempotencyKey, attempt: req.idempotency?.attempt });
       });
     });
     const base = await serve(app);
-    const response = await post(`${base}/pay`, 'k-1');
-    expect(response.status).toBe(200);
-    expect(response.headers.get('x-centre')).toBe('passed');
-    expect(await response.json()).toEqual({ key: 'k-1', token: 7 });
-    expect(centre.seen[0]).toMatchObject({ method: 'POST', url: `${base}/pay` });
+    const first = await post(`${base}/pay`, 'k-1');
+    expect(first.status).toBe(200);
+    expect(await first.json()).toEqual({ key: 'k-1', attempt: 1 });
+    const replay = await post(`${base}/pay`, 'k-1');
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(await replay.json()).toEqual({ key: 'k-1', attempt: 1 });
+    expect(contexts).toHaveLength(1);
+    expect(contexts[0]).toMatchObject({ fencingToken: expect.any(Number) });
   });
 
-  it('replays the first response byte for byte: status, binary body, every set-cookie', async () => {
-    const centre = replayingCentre();
+  it('replays the first response byte for byte: status, binary body, every allowed set-cookie', async () => {
+    const { handler } = middleware({ replayHeaders: ['set-cookie', 'x-run'] });
     let runs = 0;
     const app = appWith((a) => {
-      a.use(bindExpress(centre));
+      a.use(handler);
       a.post('/files', (_req, res) => {
         runs++;
         res.cookie('a', '1', { httpOnly: true });
@@ -90,11 +113,11 @@ describe('Express binding', () => {
     expect(second.headers.get('idempotent-replayed')).toBe('true');
   });
 
-  it('after express.json(): the centre sees the JSON text of req.body, the route the parsed body', async () => {
-    const centre = replayingCentre();
+  it('after express.json(): the fingerprint covers the JSON text of req.body, the route the parsed body', async () => {
+    const { handler, bodies } = middleware();
     const app = appWith((a) => {
       a.use(express.json());
-      a.use(bindExpress(centre));
+      a.use(handler);
       a.post('/orders', (req, res) => {
         res.status(201).json({ received: req.body });
       });
@@ -104,14 +127,14 @@ describe('Express binding', () => {
       'content-type': 'application/json',
     });
     expect(await response.json()).toEqual({ received: { amount: 10, currency: 'EUR' } });
-    expect(new TextDecoder().decode(centre.seen[0]?.body)).toBe('{"amount":10,"currency":"EUR"}');
+    expect(new TextDecoder().decode(bodies[0])).toBe('{"amount":10,"currency":"EUR"}');
   });
 
-  it('without a body parser: the centre sees the raw bytes and the route gets them as req.body', async () => {
-    const centre = replayingCentre();
+  it('without a body parser: the fingerprint covers the raw bytes and the route gets them as req.body', async () => {
+    const { handler, bodies } = middleware();
     let routeBody: unknown;
     const app = appWith((a) => {
-      a.use(bindExpress(centre));
+      a.use(handler);
       a.post('/upload', (req, res) => {
         routeBody = req.body;
         res.sendStatus(204);
@@ -122,15 +145,15 @@ describe('Express binding', () => {
       'content-type': 'application/octet-stream',
     });
     expect(response.status).toBe(204);
-    expect(centre.seen[0]?.body).toEqual(BINARY);
+    expect(new Uint8Array(bodies[0] ?? [])).toEqual(BINARY);
     expect(Buffer.isBuffer(routeBody)).toBe(true);
     expect(new Uint8Array(routeBody as Buffer)).toEqual(BINARY);
   });
 
-  it('leaves a request the centre passes through untouched: the route reads the stream itself', async () => {
-    const centre = replayingCentre();
+  it('leaves a request it passes through untouched: the route reads the stream itself', async () => {
+    const { handler, bodies } = middleware();
     const app = appWith((a) => {
-      a.use(bindExpress(centre));
+      a.use(handler);
       a.put('/docs/:id', async (req, res) => {
         const chunks: Buffer[] = [];
         for await (const chunk of req) chunks.push(chunk as Buffer);
@@ -143,14 +166,14 @@ describe('Express binding', () => {
     const response = await fetch(`${base}/docs/1`, { method: 'PUT', body: BINARY });
     expect(await response.json()).toEqual({ bodyWasSet: false, length: BINARY.length });
     expect(response.headers.get('idempotent-replayed')).toBeNull();
-    expect(centre.seen[0]).toMatchObject({ method: 'PUT', body: undefined });
+    expect(bodies).toEqual([]);
   });
 
-  it('a route error reaches the centre as the 5xx Express renders, and a retry runs the route again', async () => {
-    const centre = replayingCentre();
+  it('a route error is the 5xx Express renders, not stored: a retry runs the route again', async () => {
+    const { handler } = middleware();
     let runs = 0;
     const app = appWith((a) => {
-      a.use(bindExpress(centre));
+      a.use(handler);
       a.post('/fails', async () => {
         runs++;
         throw new Error('boom');
@@ -166,14 +189,13 @@ describe('Express binding', () => {
     const viaNext = await post(`${base}/next-error`, 'e-2');
     expect([first.status, retry.status, viaNext.status]).toEqual([500, 500, 500]);
     expect(runs).toBe(3);
-    expect(centre.seen.map((entry) => entry.routeStatus)).toEqual([500, 500, 500]);
     expect(retry.headers.get('idempotent-replayed')).toBeNull();
   });
 
   it('captures a route that streams several chunks, and replays them whole', async () => {
-    const centre = replayingCentre();
+    const { handler } = middleware({ replayHeaders: ['x-stream'] });
     const app = appWith((a) => {
-      a.use(bindExpress(centre));
+      a.use(handler);
       a.post('/stream', async (_req, res) => {
         res.writeHead(202, { 'content-type': 'text/plain; charset=utf-8', 'x-stream': 'yes' });
         for (const part of ['one,', 'two,', 'three']) {
@@ -194,11 +216,11 @@ describe('Express binding', () => {
     expect(second.headers.get('idempotent-replayed')).toBe('true');
   });
 
-  it('streams a large body through to the client while the route is still writing', async () => {
-    const centre = markingCentre();
+  it('streams a body past the stored limit through to the client while the route still writes', async () => {
+    const { handler } = middleware();
     const chunk = Buffer.alloc(64 * 1024, 0x61);
     const app = appWith((a) => {
-      a.use(bindExpress(centre));
+      a.use(handler);
       a.post('/big', async (_req, res) => {
         res.type('text/plain');
         for (let index = 0; index < 64; index++) {
@@ -212,61 +234,80 @@ describe('Express binding', () => {
     const body = new Uint8Array(await response.arrayBuffer());
     expect(body.length).toBe(64 * chunk.length);
     expect(body.every((byte) => byte === 0x61)).toBe(true);
+    const replay = await post(`${base}/big`, 'big-1');
+    expect(replay.headers.get('idempotent-body-omitted')).toBe('too-large');
   });
 
-  it('keeps headers set before the middleware on an answer the centre gives without the route', async () => {
-    const centre = replayingCentre({ answerWithoutRoute: true });
+  it('keeps headers set before the middleware on an answer given without the route', async () => {
+    const { handler } = middleware();
+    const held = gate();
     let runs = 0;
     const app = appWith((a) => {
       a.use((_req, res, next) => {
         res.set('access-control-allow-origin', '*');
         next();
       });
-      a.use(bindExpress(centre));
-      a.post('/pay', (_req, res) => {
+      a.use(handler);
+      a.post('/pay', async (_req, res) => {
         runs++;
+        await held.opened;
         res.json({});
       });
     });
     const base = await serve(app);
+    const first = post(`${base}/pay`, 'busy');
+    await expect.poll(() => runs).toBe(1);
     const response = await post(`${base}/pay`, 'busy');
+    held.open();
     expect(response.status).toBe(409);
-    expect(response.headers.get('retry-after')).toBe('1');
+    expect(Number(response.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     expect(response.headers.get('access-control-allow-origin')).toBe('*');
     expect(response.headers.get('content-type')).toBe('application/problem+json');
-    expect(runs).toBe(0);
+    expect((await first).status).toBe(200);
+    expect(runs).toBe(1);
   });
 
-  it('passes the route pattern when mounted on a route, the path when mounted app-wide', async () => {
-    const routes = createRouteTable();
-    const patterns: string[] = [];
-    const centre: HttpIdempotency = {
-      handle(request, next) {
-        patterns.push(routes.routeOf(request));
-        return next(request, {
-          idempotencyKey: undefined,
-          fencingToken: undefined,
-          attempt: undefined,
-          signal: new AbortController().signal,
-        });
-      },
-    };
+  it('scopes keys by the route pattern when mounted on a route, by the path when mounted app-wide', async () => {
+    const routeMounted = middleware();
+    const appWide = middleware();
     const app = express();
     const router = express.Router();
-    router.post('/orders/:id/pay', bindExpress(centre, routes), (_req, res) => {
+    router.post('/orders/:id/pay', routeMounted.handler, (_req, res) => {
       res.sendStatus(200);
     });
     app.use('/v1', router);
-    app.post('/plain/:id', (req, res, next) =>
-      req.params.id === 'x' ? next() : res.sendStatus(404),
-    );
-    app.use(bindExpress(centre, routes));
+    app.use(appWide.handler);
     app.post('/plain/:id', (_req, res) => {
       res.sendStatus(200);
     });
     const base = await serve(app);
-    await post(`${base}/v1/orders/42/pay?x=1`, 'p-1');
-    await post(`${base}/plain/x`, 'p-2');
-    expect(patterns).toEqual(['/v1/orders/:id/pay', '/plain/x']);
+    // One scope for the pattern: the second order is another request under the same key.
+    expect((await post(`${base}/v1/orders/42/pay?x=1`, 'p-1')).status).toBe(200);
+    expect((await post(`${base}/v1/orders/43/pay`, 'p-1')).status).toBe(422);
+    // App-wide, each path is a scope of its own.
+    expect((await post(`${base}/plain/x`, 'p-2')).status).toBe(200);
+    expect((await post(`${base}/plain/y`, 'p-2')).status).toBe(200);
+  });
+
+  it('hands the hooks the Express request, so a principal can come from an earlier middleware', async () => {
+    const { handler } = middleware({
+      principal: (req) => (req as typeof req & { tenant?: string }).tenant,
+    });
+    const app = appWith((a) => {
+      a.use((req, _res, next) => {
+        (req as typeof req & { tenant?: string }).tenant = req.get('x-api-key');
+        next();
+      });
+      a.use(handler);
+      a.post('/pay', (req, res) => {
+        res.json({ tenant: req.get('x-api-key') });
+      });
+    });
+    const base = await serve(app);
+    const a = await post(`${base}/pay`, 'shared', undefined, { 'x-api-key': 'acme' });
+    const b = await post(`${base}/pay`, 'shared', undefined, { 'x-api-key': 'globex' });
+    expect(await a.json()).toEqual({ tenant: 'acme' });
+    expect(await b.json()).toEqual({ tenant: 'globex' });
+    expect(b.headers.get('idempotent-replayed')).toBeNull();
   });
 });

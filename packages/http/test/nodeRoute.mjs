@@ -29,18 +29,19 @@ export async function webRequest(req, ctx) {
   });
 }
 
-/**
- * The suite's options with its Request hooks fed a Request of the node request; the routes it
- * throws from on purpose are not logged.
- */
-export function nodeOptions(options) {
+/** The suite's options with its Request hooks fed a Request of a node (or Express) request. */
+export function incomingOptions(options) {
   const { principal } = options;
-  const quiet = { onError: () => {}, ...options };
-  if (principal === undefined) return quiet;
+  if (principal === undefined) return options;
   return {
-    ...quiet,
+    ...options,
     principal: (req) => principal(new Request(urlOf(req), { headers: headersOf(req) })),
   };
+}
+
+/** `incomingOptions` for the node binding, which does not log the routes that throw on purpose. */
+export function nodeOptions(options) {
+  return { onError: () => {}, ...incomingOptions(options) };
 }
 
 function urlOf(req) {

@@ -7,9 +7,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { uuidv7 } from '@idemq/core';
 import { seededRandom } from '@idemq/core/testing';
-import { createHttpIdempotency } from '@idemq/http';
+import { idempotency } from '@idemq/http/node';
 import { resolveStore } from '../adapters.js';
-import { serveFetch } from './fetchServer.js';
+import { listenLocally } from './localServer.js';
 import { type ClientOutcome, PaymentsLedger } from './paymentsLedger.js';
 import { type AttemptEvent, sendWithRetries } from './retryingClient.js';
 
@@ -119,20 +119,26 @@ export async function runHttpScenario(options: HttpScenarioOptions): Promise<Htt
 
   const storeKit = resolveStore(options.store)();
   await storeKit.ready?.();
-  const idempotency = createHttpIdempotency({ store: storeKit.store, scope: 'payments-api' });
-  const route = async (req: Request): Promise<Response> => {
-    const { seq, paymentId, amountCents } = (await req.json()) as PaymentRequest;
-    counts.routeRuns++;
-    // The card network's latency: sometimes longer than the client waits.
-    await sleep(routeMs[seq] ?? 0);
-    const charge = ledger.charge(paymentId, amountCents);
-    return Response.json(charge, {
-      status: 201,
-      headers: { location: `/payments/${charge.chargeId}` },
-    });
-  };
-  const server = await serveFetch((request) =>
-    options.unprotected ? route(request) : idempotency.handle(request, route),
+  const idempotent = idempotency({
+    store: storeKit.store,
+    scope: 'payments-api',
+    // Unprotected: every request passes through, as if the middleware were not there.
+    ...(options.unprotected ? { methods: [] } : {}),
+  });
+  const server = await listenLocally(
+    idempotent(async (_req, ctx) => {
+      const text = new TextDecoder().decode(await ctx.body());
+      const { seq, paymentId, amountCents } = JSON.parse(text) as PaymentRequest;
+      counts.routeRuns++;
+      // The card network's latency: sometimes longer than the client waits.
+      await sleep(routeMs[seq] ?? 0);
+      const charge = ledger.charge(paymentId, amountCents);
+      return {
+        status: 201,
+        headers: { 'content-type': 'application/json', location: `/payments/${charge.chargeId}` },
+        body: JSON.stringify(charge),
+      };
+    }),
   );
 
   const outcomes: ClientOutcome[] = [];

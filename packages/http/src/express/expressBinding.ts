@@ -4,10 +4,12 @@ import type {
   NextFunction,
   RequestHandler,
 } from 'express';
-import type { RouteTable } from '../bindingRoutes.js';
-import type { HttpContext, HttpIdempotency, HttpNext } from '../types.js';
-import { captureResponse, currentMethods } from './responseCapture.js';
-import { toWebRequest } from './toWebRequest.js';
+import { createGuard, type GuardNext } from '../guard.js';
+import type { NodeAnswer } from '../node/nodeAnswer.js';
+import { currentMethods } from '../node/responseMethods.js';
+import type { HttpContext, HttpIdempotencyOptions } from '../types.js';
+import { expressFront, type RoutePatterns } from './expressFront.js';
+import { captureResponse } from './responseCapture.js';
 import { writeResponse } from './writeResponse.js';
 
 declare global {
@@ -19,40 +21,43 @@ declare global {
   }
 }
 
+/** The options of the Express binding: its hooks get the Express request (`req.user`, `req.get`). */
+export type ExpressIdempotencyOptions = HttpIdempotencyOptions<ExpressRequest>;
+
 /**
- * Express middleware around a centre: the centre sees the request as a WHATWG Request; its
- * `next` runs the rest of the Express chain and captures what the route writes, unsent; the
- * Response the centre returns is what goes to the client.
+ * Express middleware (Express 5 and 4): a covered request runs the rest of the chain once per
+ * `Idempotency-Key`; a retry gets the first response. What the route writes is captured, unsent,
+ * stored, and sent once the record is settled. Mount it after your body parser (or with none),
+ * app-wide or on a route — on a route, keys are scoped by the route pattern. The hooks
+ * (`principal`, `fingerprint`, `route`) get the Express request.
+ *
+ * @example
+ * app.use(express.json());
+ * app.post('/payments', idempotency({ store }), (req, res) => { res.status(201).json(pay(req.body)); });
  */
-export function bindExpress(centre: HttpIdempotency, routes?: RouteTable): RequestHandler {
+export function idempotency(options: ExpressIdempotencyOptions): RequestHandler {
+  const patterns: RoutePatterns = new WeakMap();
+  const guard = createGuard(options, expressFront(patterns), 'idempotency (@idemq/http/express)');
   return function idempotencyMiddleware(req, res, next) {
-    const web = toWebRequest(req);
-    if (web === undefined) {
-      next();
-      return;
-    }
     const pattern = routePattern(req, idempotencyMiddleware);
-    if (routes !== undefined && pattern !== undefined) routes.remember(web.request, pattern);
+    if (pattern !== undefined) patterns.set(req, pattern);
     // Headers set before this middleware (CORS, request ids) belong on every answer.
     const baseline = { ...res.getHeaders() };
     let real = currentMethods(res);
     let nextCalled = false;
 
-    const runChain: HttpNext = (_request, ctx) => {
+    const runChain: GuardNext<ExpressRequest, NodeAnswer> = (_req, ctx) => {
       if (nextCalled) return Promise.reject(new Error('the route runs once per request'));
       nextCalled = true;
-      const raw = web.rawBody();
-      if (raw !== undefined && req.body === undefined) req.body = raw;
       req.idempotency = ctx;
       const capture = captureResponse(res);
       real = capture.real;
       next();
-      return capture.response;
+      return capture.answer;
     };
 
-    centre
-      .handle(web.request, runChain)
-      .then((response) => writeResponse(res, response, baseline, real))
+    guard(req, runChain)
+      .then((answer) => writeResponse(res, answer, baseline, real))
       .catch((error: unknown) => {
         // The app's error handling must reach the socket, not the capture.
         Object.assign(res, real);

@@ -1,28 +1,15 @@
 import type { OutgoingHttpHeader, OutgoingHttpHeaders, ServerResponse } from 'node:http';
-import { isNullBodyStatus, responseHeaders } from '../bindingHeaders.js';
-
-/** The response methods the capture replaces, as they were before it. */
-export interface RealResponseMethods {
-  writeHead: (this: ServerResponse, statusCode: number, ...rest: unknown[]) => unknown;
-  write: (this: ServerResponse, chunk: unknown, ...rest: unknown[]) => boolean;
-  end: (this: ServerResponse, ...rest: unknown[]) => unknown;
-}
-
-/** The response methods as they are now (another middleware may have wrapped them). */
-export function currentMethods(res: ServerResponse): RealResponseMethods {
-  return {
-    writeHead: res.writeHead as RealResponseMethods['writeHead'],
-    write: res.write as RealResponseMethods['write'],
-    end: res.end as RealResponseMethods['end'],
-  };
-}
+import { isNullBodyStatus } from '../bindingHeaders.js';
+import type { NodeAnswer, NodeHeaders } from '../node/nodeAnswer.js';
+import { currentMethods, type RealResponseMethods } from '../node/responseMethods.js';
+import { ChunkQueue } from './chunkQueue.js';
 
 export interface ResponseCapture {
   /**
-   * The route's Response, resolved once its status and headers are final (its first write or
-   * its end); the body streams on as the route writes it.
+   * The route's answer, resolved once its status and headers are final (its first write or its
+   * end): with the whole body when the route ended in one call, else its chunks as they come.
    */
-  response: Promise<Response>;
+  answer: Promise<NodeAnswer>;
   real: RealResponseMethods;
 }
 
@@ -32,63 +19,37 @@ type WriteCallback = (error?: Error | null) => void;
 const BODY_HIGH_WATER_MARK = 64 * 1024;
 
 /**
- * Redirects what the route writes to `res` into a WHATWG Response instead of the socket. Headers
- * the route sets stay on `res` (unsent) and are read when the response is committed.
+ * Redirects what the route writes to `res` into an answer instead of the socket. Headers the
+ * route sets stay on `res` (unsent) and are read when the answer is committed.
  */
 export function captureResponse(res: ServerResponse): ResponseCapture {
   const real = currentMethods(res);
-  let controller!: ReadableStreamDefaultController<Uint8Array>;
+  let queue: ChunkQueue | undefined;
   let committed = false;
   let ended = false;
-  let readerGone = false;
-  let waitingForDrain = false;
-  let resolveResponse!: (response: Response) => void;
-  let rejectResponse!: (error: unknown) => void;
-  const response = new Promise<Response>((resolve, reject) => {
-    resolveResponse = resolve;
-    rejectResponse = reject;
+  let resolveAnswer!: (answer: NodeAnswer) => void;
+  let rejectAnswer!: (error: unknown) => void;
+  const answer = new Promise<NodeAnswer>((resolve, reject) => {
+    resolveAnswer = resolve;
+    rejectAnswer = reject;
   });
 
-  const body = new ReadableStream<Uint8Array>(
-    {
-      start(c) {
-        controller = c;
-      },
-      pull() {
-        if (waitingForDrain) {
-          waitingForDrain = false;
-          res.emit('drain');
-        }
-      },
-      cancel() {
-        readerGone = true;
-      },
-    },
-    new ByteLengthQueuingStrategy({ highWaterMark: BODY_HIGH_WATER_MARK }),
-  );
-
-  const commit = (): void => {
-    if (committed) return;
+  const commit = (body: NodeAnswer['body']): void => {
     committed = true;
     try {
-      const status = res.statusCode;
-      resolveResponse(
-        new Response(isNullBodyStatus(status) ? null : body, {
-          status,
-          statusText: res.statusMessage ?? '',
-          headers: responseHeaders(res.getHeaders()),
-        }),
-      );
+      resolveAnswer({ status: res.statusCode, headers: definedHeaders(res.getHeaders()), body });
     } catch (error) {
-      rejectResponse(error);
+      rejectAnswer(error);
     }
   };
 
-  const append = (chunk: unknown, encoding: unknown): void => {
-    const bytes = chunkBytes(chunk, encoding);
-    commit();
-    if (ended || readerGone || bytes.length === 0 || isNullBodyStatus(res.statusCode)) return;
-    controller.enqueue(bytes);
+  /** The queue a streamed body goes through, committing the answer on first use. */
+  const streaming = (): ChunkQueue => {
+    if (queue === undefined) {
+      queue = new ChunkQueue(BODY_HIGH_WATER_MARK, () => res.emit('drain'));
+      if (!committed) commit(queue);
+    }
+    return queue;
   };
 
   res.writeHead = function writeHead(
@@ -107,11 +68,11 @@ export function captureResponse(res: ServerResponse): ResponseCapture {
 
   res.write = function write(chunk: unknown, encoding?: unknown, callback?: unknown): boolean {
     const done = typeof encoding === 'function' ? encoding : callback;
-    append(chunk, typeof encoding === 'function' ? undefined : encoding);
+    const bytes = chunkBytes(chunk, typeof encoding === 'function' ? undefined : encoding);
+    const target = streaming();
+    if (!ended && !isNullBodyStatus(res.statusCode)) target.push(bytes);
     if (typeof done === 'function') process.nextTick(done as WriteCallback);
-    if (readerGone || ended || (controller.desiredSize ?? 0) > 0) return true;
-    waitingForDrain = true;
-    return false;
+    return ended || target.hasRoom();
   } as ServerResponse['write'];
 
   res.end = function end(chunk?: unknown, encoding?: unknown, callback?: unknown): ServerResponse {
@@ -125,19 +86,35 @@ export function captureResponse(res: ServerResponse): ResponseCapture {
       done = enc;
       enc = undefined;
     }
-    if (data !== undefined && data !== null) append(data, enc);
-    commit();
     if (!ended) {
       ended = true;
-      if (!readerGone) controller.close();
+      const bytes = data === undefined || data === null ? undefined : chunkBytes(data, enc);
+      if (!committed) {
+        // The common case: the whole body in one call, stored and sent without a queue.
+        commit(bytes ?? null);
+      } else if (queue !== undefined) {
+        if (bytes !== undefined && !isNullBodyStatus(res.statusCode)) queue.push(bytes);
+        queue.close();
+      }
     }
     if (typeof done === 'function') process.nextTick(done as WriteCallback);
     return res;
   } as ServerResponse['end'];
 
-  res.flushHeaders = commit;
+  res.flushHeaders = () => {
+    if (!committed) streaming();
+  };
 
-  return { response, real };
+  return { answer, real };
+}
+
+function definedHeaders(headers: OutgoingHttpHeaders): NodeHeaders {
+  const defined: Record<string, string | number | string[]> = {};
+  for (const name in headers) {
+    const value = headers[name];
+    if (value !== undefined) defined[name] = value;
+  }
+  return defined;
 }
 
 function chunkBytes(chunk: unknown, encoding: unknown): Uint8Array {

@@ -1,14 +1,14 @@
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
-import { nodeHeaderEntries } from '../bindingHeaders.js';
-import type { RealResponseMethods } from './responseCapture.js';
+import { type NodeAnswer, writeAnswer } from '../node/nodeAnswer.js';
+import type { RealResponseMethods } from '../node/responseMethods.js';
 
 /**
- * Sends `response` on the real `res`: the headers set before the binding ran (`baseline`, e.g.
- * CORS) first, then the Response's own, its status, and its body bytes as they come.
+ * Sends `answer` on the real `res`: the headers set before the binding ran (`baseline`, e.g.
+ * CORS) first, then the answer's own, its status, and its body.
  */
-export async function writeResponse(
+export function writeResponse(
   res: ServerResponse,
-  response: Response,
+  answer: NodeAnswer,
   baseline: OutgoingHttpHeaders,
   real: RealResponseMethods,
 ): Promise<void> {
@@ -18,35 +18,5 @@ export async function writeResponse(
   for (const [name, value] of Object.entries(baseline)) {
     if (value !== undefined) res.setHeader(name, value);
   }
-  for (const [name, value] of nodeHeaderEntries(response.headers)) res.setHeader(name, value);
-  res.statusCode = response.status;
-  if (response.statusText) res.statusMessage = response.statusText;
-
-  if (response.body === null) {
-    real.end.call(res);
-    return;
-  }
-  try {
-    for await (const chunk of response.body) {
-      if (res.destroyed) return;
-      if (!real.write.call(res, chunk)) await drainedOrClosed(res);
-    }
-  } catch (error) {
-    // Ending normally would hand the client a truncated body that looks complete.
-    res.destroy(error instanceof Error ? error : new Error(String(error)));
-    return;
-  }
-  if (!res.destroyed) real.end.call(res);
-}
-
-function drainedOrClosed(res: ServerResponse): Promise<void> {
-  return new Promise((resolve) => {
-    const settle = (): void => {
-      res.off('drain', settle);
-      res.off('close', settle);
-      resolve();
-    };
-    res.on('drain', settle);
-    res.on('close', settle);
-  });
+  return writeAnswer(res, answer, real);
 }

@@ -5,6 +5,7 @@ import { type ProblemSlug, problemParts } from '../problems.js';
 import { allowedPairs } from '../replayHeaders.js';
 import { type BodyChunks, type BodyRead, readBodyUpTo } from '../responseBody.js';
 import { BODY_OMITTED_HEADER, REPLAYED_HEADER, type StoredResponse } from '../responseEnvelope.js';
+import { currentMethods, type RealResponseMethods } from './responseMethods.js';
 
 /** Header values as node:http takes them; an array sends one line per value (`set-cookie`). */
 export type NodeHeaders = Readonly<Record<string, string | number | readonly string[]>>;
@@ -71,28 +72,39 @@ export function problemAnswer(
 }
 
 /**
- * Sends an answer: a whole body with its `content-length`, chunks as they come (waiting for the
- * socket to drain). Resolves once the response ended or the client went away.
+ * Sends an answer through `real` (the methods a binding may have replaced on `res`): a whole
+ * body with its `content-length`, chunks as they come, waiting for the socket to drain. Resolves
+ * once the response ended or the client went away; a body that fails midway destroys the
+ * response, since ending it would hand the client a truncated body that looks complete.
  */
-export async function writeAnswer(res: ServerResponse, answer: NodeAnswer): Promise<void> {
+export async function writeAnswer(
+  res: ServerResponse,
+  answer: NodeAnswer,
+  real: RealResponseMethods = currentMethods(res),
+): Promise<void> {
   res.statusCode = answer.status;
   if (answer.headers !== undefined) {
     for (const name in answer.headers) res.setHeader(name, answer.headers[name] as string);
   }
   const { body } = answer;
   if (body === undefined || body === null || isNullBodyStatus(answer.status)) {
-    res.end();
+    real.end.call(res);
     return;
   }
   if (typeof body === 'string' || body instanceof Uint8Array) {
-    res.end(body);
+    real.end.call(res, body);
     return;
   }
-  for await (const chunk of body) {
-    if (res.destroyed) return;
-    if (!res.write(chunk)) await drainedOrClosed(res);
+  try {
+    for await (const chunk of body) {
+      if (res.destroyed) return;
+      if (!real.write.call(res, chunk)) await drainedOrClosed(res);
+    }
+  } catch (error) {
+    res.destroy(error instanceof Error ? error : new Error(String(error)));
+    return;
   }
-  res.end();
+  if (!res.destroyed) real.end.call(res);
 }
 
 /** A whole body is measured at once; only chunks are read as they come. */
