@@ -6,6 +6,7 @@ import {
   isIdemqError,
   type RunOutcome,
 } from '@idemq/core';
+import { envelopeSerializer } from './envelopeSerializer.js';
 import { parseIdempotencyKey } from './key.js';
 import { type HttpSettings, resolveHttpSettings } from './options.js';
 import { type ProblemSlug, retryAfterSeconds } from './problems.js';
@@ -93,6 +94,7 @@ export function createGuard<Req, Answer>(
     store: options.store,
     scope: settings.scope,
     storeResults: true,
+    serializer: envelopeSerializer,
     ...(options.leaseMs === undefined ? {} : { leaseMs: options.leaseMs }),
     ...(options.ttlMs === undefined ? {} : { completedTtlMs: options.ttlMs }),
     ...(options.inProgressRetryMaxDelayMs === undefined

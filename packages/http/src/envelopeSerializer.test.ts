@@ -1,0 +1,52 @@
+import { jsonSerializer } from '@idemq/core';
+import { describe, expect, it } from 'vitest';
+import { envelopeSerializer } from './envelopeSerializer.js';
+import type { StoredResponse } from './responseEnvelope.js';
+
+const envelopes: Record<string, StoredResponse> = {
+  'JSON body': {
+    status: 201,
+    headers: [
+      ['content-type', 'application/json'],
+      ['location', '/orders/1'],
+    ],
+    body: new TextEncoder().encode('{"ok":true}'),
+  },
+  'binary body in a Buffer slice': {
+    status: 200,
+    headers: [],
+    body: Buffer.from(Uint8Array.from({ length: 300 }, (_, i) => i % 256)).subarray(3, 290),
+  },
+  'empty body': { status: 204, headers: [['etag', '"v1"']], body: new Uint8Array(0) },
+  'body omitted': { status: 200, headers: [['x', 'y']], bodyOmitted: 'too-large' },
+  'headers that start with ~ or need escaping': {
+    status: 200,
+    headers: [
+      ['link', '~/home'],
+      ['~odd', 'quote " backslash \\ and \u00e9'],
+    ],
+    body: Uint8Array.of(126, 0, 255),
+  },
+};
+
+describe('envelopeSerializer', () => {
+  it.each(Object.entries(envelopes))(
+    'writes exactly what core’s serializer writes (%s) and reads back an equal envelope',
+    (_name, envelope) => {
+      const text = envelopeSerializer.serialize(envelope);
+      expect(text).toBe(jsonSerializer.serialize(envelope));
+      const back = envelopeSerializer.deserialize(text) as StoredResponse;
+      expect(back.status).toBe(envelope.status);
+      expect(back.headers).toEqual(envelope.headers);
+      expect(back.bodyOmitted).toBe(envelope.bodyOmitted);
+      if (envelope.body)
+        expect(new Uint8Array(back.body ?? [])).toEqual(new Uint8Array(envelope.body));
+    },
+  );
+
+  it('leaves any other result to core’s serializer', () => {
+    const other = { note: '~tilde', n: [1, 2] };
+    expect(envelopeSerializer.serialize(other)).toBe(jsonSerializer.serialize(other));
+    expect(envelopeSerializer.deserialize(jsonSerializer.serialize(other))).toEqual(other);
+  });
+});
