@@ -1,3 +1,5 @@
+import { isNullBodyStatus } from './nullBodyStatus.js';
+
 /** Why a stored response has no body. */
 export type BodyOmission = 'too-large';
 
@@ -17,14 +19,11 @@ export const REPLAYED_HEADER = 'idempotent-replayed';
 /** The header saying a replay's body was not stored, and why. */
 export const BODY_OMITTED_HEADER = 'idempotent-body-omitted';
 
-/** Statuses whose responses never have a body (the Response constructor refuses one). */
-const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
-
 type ResponseBody = ConstructorParameters<typeof Response>[0];
 
 /** A body for `status`: `null` where HTTP allows none. */
 export function bodyFor(status: number, body: ResponseBody): ResponseBody {
-  return NULL_BODY_STATUSES.has(status) ? null : body;
+  return isNullBodyStatus(status) ? null : body;
 }
 
 /** True when a stored result is a response envelope this package wrote. */

@@ -6,7 +6,7 @@ import type { HttpHarness, HttpProcess, HttpProcessSetup, HttpRoute } from '@ide
 import { memoryStore, type Store, uuidv7 } from '@idemq/core';
 import { redisStore } from '@idemq/redis';
 import { freePort } from '@idemq/services';
-import Fastify from 'fastify';
+import Fastify, { type FastifyRequest } from 'fastify';
 import { Hono } from 'hono';
 import { idempotency as expressIdempotency } from '../src/express/index.js';
 import { idempotencyPlugin } from '../src/fastify/index.js';
@@ -116,7 +116,10 @@ export function fastifyHarness(kind: StoreKind) {
     ...storeParts(kind),
     start: async ({ options, route }) => {
       const app = Fastify();
-      await app.register(idempotencyPlugin, options);
+      await app.register(
+        idempotencyPlugin,
+        incomingOptions(options, (request: FastifyRequest) => request.raw),
+      );
       mountFastifyRoute(app, route);
       const url = await app.listen({ port: 0, host: '127.0.0.1' });
       return { url, close: () => app.close() };

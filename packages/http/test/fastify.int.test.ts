@@ -1,14 +1,16 @@
 import { Readable } from 'node:stream';
+import { memoryStore, type Store } from '@idemq/core';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createRouteTable } from '../src/bindingRoutes.js';
-import { bindFastify } from '../src/fastify/fastifyBinding.js';
-import type { HttpIdempotency } from '../src/types.js';
-import { markingCentre, replayingCentre } from './bindingCentres.js';
+import { type FastifyIdempotencyOptions, idempotencyPlugin } from '../src/fastify/index.js';
+import { defaultFingerprint } from '../src/index.js';
+import { gate } from './helpers.js';
 
 const apps: FastifyInstance[] = [];
+const stores: Store[] = [];
 afterEach(async () => {
   await Promise.all(apps.splice(0).map((app) => app.close()));
+  await Promise.all(stores.splice(0).map((store) => store.close()));
 });
 
 async function serve(app: FastifyInstance): Promise<string> {
@@ -27,43 +29,48 @@ function post(
 
 const BINARY = Uint8Array.from({ length: 256 }, (_, index) => 255 - index);
 
-/** Registers the binding as a plugin that skips encapsulation, as the public plugin does. */
-function register(
+/** Registers the plugin on a fresh memory store; `bodies` collects what each fingerprint covered. */
+async function register(
   app: FastifyInstance,
-  centre: HttpIdempotency,
-  routes?: ReturnType<typeof createRouteTable>,
-) {
-  const plugin = Object.assign(
-    async (instance: FastifyInstance) => bindFastify(centre, routes)(instance),
-    {
-      [Symbol.for('skip-override')]: true,
+  options: Omit<FastifyIdempotencyOptions, 'store'> = {},
+): Promise<{ bodies: Uint8Array[] }> {
+  const store = memoryStore();
+  stores.push(store);
+  const bodies: Uint8Array[] = [];
+  await app.register(idempotencyPlugin, {
+    store,
+    fingerprint: (request, body) => {
+      bodies.push(body);
+      return defaultFingerprint(request.method, request.url, body);
     },
-  );
-  return app.register(plugin);
+    ...options,
+  });
+  return { bodies };
 }
 
 describe('Fastify binding', () => {
-  it('runs the route with the context the centre gave, and sends what the centre returned', async () => {
-    const centre = markingCentre();
+  it('runs the route with request.idempotency, and replays the first answer', async () => {
     const app = Fastify();
-    await register(app, centre);
-    app.post('/pay', async (request) => ({
-      key: request.idempotency?.idempotencyKey,
-      token: request.idempotency?.fencingToken,
-    }));
+    await register(app);
+    let runs = 0;
+    app.post('/pay', async (request) => {
+      runs++;
+      return { key: request.idempotency?.idempotencyKey, attempt: request.idempotency?.attempt };
+    });
     const base = await serve(app);
-    const response = await post(`${base}/pay`, 'k-1', '{}', { 'content-type': 'application/json' });
-    expect(response.status).toBe(200);
-    expect(response.headers.get('x-centre')).toBe('passed');
-    expect(await response.json()).toEqual({ key: 'k-1', token: 7 });
-    expect(centre.seen[0]).toMatchObject({ method: 'POST', url: `${base}/pay` });
+    const first = await post(`${base}/pay`, 'k-1', '{}', { 'content-type': 'application/json' });
+    expect(first.status).toBe(200);
+    expect(await first.json()).toEqual({ key: 'k-1', attempt: 1 });
+    const replay = await post(`${base}/pay`, 'k-1', '{}', { 'content-type': 'application/json' });
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(await replay.json()).toEqual({ key: 'k-1', attempt: 1 });
+    expect(runs).toBe(1);
   });
 
-  it('replays the first response byte for byte: status, binary body, every set-cookie', async () => {
-    const centre = replayingCentre();
+  it('replays the first response byte for byte: status, binary body, every allowed set-cookie', async () => {
     let runs = 0;
     const app = Fastify();
-    await register(app, centre);
+    await register(app, { replayHeaders: ['set-cookie', 'x-run'] });
     app.post('/files', async (_request, reply) => {
       runs++;
       reply.header('set-cookie', ['a=1; Path=/; HttpOnly', 'b=2; Path=/']);
@@ -89,10 +96,9 @@ describe('Fastify binding', () => {
     expect(second.headers.get('idempotent-replayed')).toBe('true');
   });
 
-  it('the centre sees the body bytes as sent; the route gets the parsed body', async () => {
-    const centre = replayingCentre();
+  it('the fingerprint covers the body bytes as sent; the route gets the parsed body', async () => {
     const app = Fastify();
-    await register(app, centre);
+    const { bodies } = await register(app);
     app.post('/orders', async (request, reply) => reply.code(201).send({ received: request.body }));
     app.post('/upload', async (request) => ({ length: (request.body as Buffer).length }));
     app.addContentTypeParser(
@@ -106,18 +112,17 @@ describe('Fastify binding', () => {
     const text = '{ "amount": 10,  "currency": "EUR" }';
     const json = await post(`${base}/orders`, 'j-1', text, { 'content-type': 'application/json' });
     expect(await json.json()).toEqual({ received: { amount: 10, currency: 'EUR' } });
-    expect(new TextDecoder().decode(centre.seen[0]?.body)).toBe(text);
+    expect(new TextDecoder().decode(bodies[0])).toBe(text);
     const binary = await post(`${base}/upload`, 'b-1', BINARY, {
       'content-type': 'application/octet-stream',
     });
     expect(await binary.json()).toEqual({ length: BINARY.length });
-    expect(centre.seen[1]?.body).toEqual(BINARY);
+    expect(new Uint8Array(bodies[1] ?? [])).toEqual(BINARY);
   });
 
-  it('leaves a request the centre passes through untouched', async () => {
-    const centre = replayingCentre();
+  it('leaves a request it passes through untouched', async () => {
     const app = Fastify();
-    await register(app, centre);
+    const { bodies } = await register(app);
     app.put('/docs/:id', async (request) => ({ body: request.body }));
     app.get('/docs/:id', async (_request, reply) => reply.header('etag', '"v1"').send({ id: 1 }));
     const base = await serve(app);
@@ -127,20 +132,17 @@ describe('Fastify binding', () => {
       body: '{"title":"x"}',
     });
     expect(await put.json()).toEqual({ body: { title: 'x' } });
+    expect(put.headers.get('idempotent-replayed')).toBeNull();
     const get = await fetch(`${base}/docs/1`);
     expect(get.headers.get('etag')).toBe('"v1"');
     expect(await get.json()).toEqual({ id: 1 });
-    expect(centre.seen.map((entry) => [entry.method, entry.body])).toEqual([
-      ['PUT', undefined],
-      ['GET', undefined],
-    ]);
+    expect(bodies).toEqual([]);
   });
 
-  it('a route error reaches the centre as the 5xx Fastify renders, and a retry runs the route again', async () => {
-    const centre = replayingCentre();
+  it('a route error is the 5xx Fastify renders, not stored: a retry runs the route again', async () => {
     let runs = 0;
     const app = Fastify();
-    await register(app, centre);
+    await register(app);
     app.post('/fails', async () => {
       runs++;
       throw new Error('boom');
@@ -150,14 +152,13 @@ describe('Fastify binding', () => {
     const retry = await post(`${base}/fails`, 'e-1');
     expect([first.status, retry.status]).toEqual([500, 500]);
     expect(await first.json()).toMatchObject({ message: 'boom' });
+    expect(retry.headers.get('idempotent-replayed')).toBeNull();
     expect(runs).toBe(2);
-    expect(centre.seen.map((entry) => entry.routeStatus)).toEqual([500, 500]);
   });
 
   it('captures a streamed reply, and replays it whole', async () => {
-    const centre = replayingCentre();
     const app = Fastify();
-    await register(app, centre);
+    await register(app);
     app.post('/stream', async (_request, reply) => {
       async function* parts() {
         for (const part of ['one,', 'two,', 'three']) {
@@ -177,54 +178,87 @@ describe('Fastify binding', () => {
     expect(second.headers.get('idempotent-replayed')).toBe('true');
   });
 
-  it('keeps headers set before it on an answer the centre gives without the route', async () => {
-    const centre = replayingCentre({ answerWithoutRoute: true });
+  it('streams a reply past the stored limit whole to its client, and replays it body-omitted', async () => {
+    const app = Fastify();
+    await register(app, { maxResponseBytes: 1000 });
+    const chunk = Buffer.alloc(700, 0x61);
+    app.post('/big', async (_request, reply) =>
+      reply.type('text/plain').send(Readable.from([chunk, chunk, chunk])),
+    );
+    const base = await serve(app);
+    const first = await post(`${base}/big`, 'big-1');
+    expect((await first.text()).length).toBe(2100);
+    const replay = await post(`${base}/big`, 'big-1');
+    expect(replay.headers.get('idempotent-body-omitted')).toBe('too-large');
+  });
+
+  it('keeps headers set before it on an answer given without the route', async () => {
     let runs = 0;
+    const held = gate();
     const app = Fastify();
     app.addHook('onRequest', async (_request, reply) => {
       reply.header('access-control-allow-origin', '*');
     });
-    await register(app, centre);
+    await register(app);
     app.post('/pay', async () => {
       runs++;
+      await held.opened;
       return {};
     });
     const base = await serve(app);
+    const first = post(`${base}/pay`, 'busy');
+    await expect.poll(() => runs).toBe(1);
     const response = await post(`${base}/pay`, 'busy');
+    held.open();
     expect(response.status).toBe(409);
-    expect(response.headers.get('retry-after')).toBe('1');
+    expect(Number(response.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     expect(response.headers.get('access-control-allow-origin')).toBe('*');
     expect(response.headers.get('content-type')).toBe('application/problem+json');
-    expect(await response.json()).toEqual({ title: 'in progress' });
-    expect(runs).toBe(0);
+    expect((await first).status).toBe(200);
+    expect(runs).toBe(1);
   });
 
-  it('passes the route pattern, prefix included, and reaches routes of the registering scope', async () => {
-    const routes = createRouteTable();
-    const patterns: string[] = [];
-    const centre: HttpIdempotency = {
-      handle(request, next) {
-        patterns.push(routes.routeOf(request));
-        return next(request, {
-          idempotencyKey: undefined,
-          fencingToken: undefined,
-          attempt: undefined,
-          signal: new AbortController().signal,
-        });
-      },
-    };
+  it('scopes keys by the route pattern, prefix included, and reaches routes of the registering scope only', async () => {
     const app = Fastify();
+    let outsideRuns = 0;
     await app.register(
       async (scope) => {
-        await register(scope, centre, routes);
+        await register(scope);
         scope.post('/orders/:id/pay', async () => ({ ok: true }));
       },
       { prefix: '/v1' },
     );
-    app.post('/outside', async () => ({ ok: true }));
+    app.post('/outside', async () => {
+      outsideRuns++;
+      return { ok: true };
+    });
     const base = await serve(app);
-    await post(`${base}/v1/orders/42/pay?x=1`, 'p-1');
+    // One scope for the pattern: the second order is another request under the same key.
+    expect((await post(`${base}/v1/orders/42/pay?x=1`, 'p-1')).status).toBe(200);
+    expect((await post(`${base}/v1/orders/43/pay`, 'p-1')).status).toBe(422);
     await post(`${base}/outside`, 'p-2');
-    expect(patterns).toEqual(['/v1/orders/:id/pay']);
+    const again = await post(`${base}/outside`, 'p-2');
+    expect(again.headers.get('idempotent-replayed')).toBeNull();
+    expect(outsideRuns).toBe(2);
+  });
+
+  it('hands the hooks the Fastify request, so a principal can come from an earlier hook', async () => {
+    const app = Fastify();
+    app.decorateRequest('tenant', '');
+    app.addHook('onRequest', async (request) => {
+      (request as typeof request & { tenant: string }).tenant = String(
+        request.headers['x-api-key'],
+      );
+    });
+    await register(app, {
+      principal: (request) => (request as typeof request & { tenant: string }).tenant,
+    });
+    app.post('/pay', async (request) => ({ tenant: request.headers['x-api-key'] }));
+    const base = await serve(app);
+    const a = await post(`${base}/pay`, 'shared', undefined, { 'x-api-key': 'acme' });
+    const b = await post(`${base}/pay`, 'shared', undefined, { 'x-api-key': 'globex' });
+    expect(await a.json()).toEqual({ tenant: 'acme' });
+    expect(await b.json()).toEqual({ tenant: 'globex' });
+    expect(b.headers.get('idempotent-replayed')).toBeNull();
   });
 });

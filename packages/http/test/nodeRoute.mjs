@@ -29,13 +29,19 @@ export async function webRequest(req, ctx) {
   });
 }
 
-/** The suite's options with its Request hooks fed a Request of a node (or Express) request. */
-export function incomingOptions(options) {
+/**
+ * The suite's options with its Request hooks fed a Request of a node (or Express) request, or
+ * of the node request `incoming(request)` finds in a framework's own (Fastify's `request.raw`).
+ */
+export function incomingOptions(options, incoming = (req) => req) {
   const { principal } = options;
   if (principal === undefined) return options;
   return {
     ...options,
-    principal: (req) => principal(new Request(urlOf(req), { headers: headersOf(req) })),
+    principal: (request) => {
+      const req = incoming(request);
+      return principal(new Request(urlOf(req), { headers: headersOf(req) }));
+    },
   };
 }
 

@@ -62,7 +62,7 @@ export async function runHttpBench(options: HttpBenchOptions): Promise<HttpRow[]
     // Warm-up: one short unmeasured load each (JIT, connections, scripts loaded).
     for (const [name, mode] of variants) {
       await load(
-        servers.get(name)!.port,
+        servers.get(name)!,
         mode,
         options.connections,
         1,
@@ -73,7 +73,7 @@ export async function runHttpBench(options: HttpBenchOptions): Promise<HttpRow[]
     for (let run = 0; run < options.runs; run++) {
       for (const [name, mode] of variants) {
         const round = await load(
-          servers.get(name)!.port,
+          servers.get(name)!,
           mode,
           options.connections,
           options.durationSeconds,
@@ -111,9 +111,12 @@ export async function runHttpBench(options: HttpBenchOptions): Promise<HttpRow[]
   }
 }
 
-/** One autocannon load: each request a new key, or one key (completed first) repeated. */
+/**
+ * One autocannon load: each request a new key, or one key (completed first) repeated; the
+ * server's CPU time is read over the load alone.
+ */
 async function load(
-  port: number,
+  { session, port }: { session: Server; port: number },
   mode: KeyMode,
   connections: number,
   seconds: number,
@@ -123,6 +126,7 @@ async function load(
   const headers = { 'content-type': 'application/json' };
   const fixedKey = `"${tag}-replayed"`;
   if (mode === 'replay') await post(url, fixedKey);
+  await session.round({ reset: true });
   let sequence = 0;
   const result = await autocannon({
     url,
@@ -143,7 +147,9 @@ async function load(
       },
     ],
   });
+  const { cpuMicros } = await session.round({ reset: true });
   return {
+    serverCpuUsPerRequest: cpuMicros / Math.max(1, result.requests.total),
     requestsPerSecond: result.requests.total / (result.duration || seconds),
     p50Ms: result.latency.p50,
     p99Ms: result.latency.p99,

@@ -7,11 +7,13 @@ import type { AddressInfo } from 'node:net';
 import type { Store } from '@idemq/core';
 import { createHttpIdempotency } from '@idemq/http';
 import { idempotency as expressIdempotency } from '@idemq/http/express';
+import { idempotencyPlugin } from '@idemq/http/fastify';
 import { idempotency } from '@idemq/http/node';
 import { redisStore } from '@idemq/redis';
 import express from 'express';
 import idempotencyMiddleware from 'express-idempotency';
 import redisAdapterPackage from 'express-idempotency-redis-adapter';
+import Fastify from 'fastify';
 import { Redis } from 'ioredis';
 import type { SessionHandle } from '../childSession.js';
 import { CommandCounter, countIoredis } from '../commandCounter.js';
@@ -32,6 +34,7 @@ export async function openHttpServer(
   const counts = { routeRuns: 0 };
   const sent = new CommandCounter();
   let baseline = 0;
+  let cpuBaseline = process.cpuUsage();
   const closers: (() => Promise<unknown>)[] = [];
   let listener: (req: IncomingMessage, res: ServerResponse) => void;
 
@@ -80,6 +83,22 @@ export async function openHttpServer(
           return { status: 201, body: BODY };
         }).catch((error: unknown) => fail(res, error));
       };
+      break;
+    }
+    case 'fastify':
+    case 'idemq-fastify': {
+      const app = Fastify();
+      if (init.server === 'idemq-fastify') {
+        const store = await countedStore(init, sent, closers);
+        await app.register(idempotencyPlugin, { store, scope: 'bench' });
+      }
+      app.post('/pay', async (_request, reply) => {
+        counts.routeRuns++;
+        return reply.code(201).send({ ok: true });
+      });
+      await app.ready();
+      closers.push(() => app.close());
+      listener = (req, res) => app.routing(req, res);
       break;
     }
     case 'express': {
@@ -132,14 +151,17 @@ export async function openHttpServer(
   const { port } = server.address() as AddressInfo;
   return {
     async round({ reset }) {
+      const cpu = process.cpuUsage(cpuBaseline);
       const result = {
         routeRuns: counts.routeRuns,
         redisRoundTrips: sent.snapshot().total - baseline,
+        cpuMicros: cpu.user + cpu.system,
         port,
       };
       if (reset) {
         counts.routeRuns = 0;
         baseline = sent.snapshot().total;
+        cpuBaseline = process.cpuUsage();
       }
       return result;
     },

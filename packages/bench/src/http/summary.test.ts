@@ -8,6 +8,7 @@ const round = (requestsPerSecond: number, p99Ms = 10, non2xx = 0) => ({
   p99Ms,
   non2xx,
   errors: 0,
+  serverCpuUsPerRequest: 50,
 });
 
 describe('HTTP bench summary', () => {

@@ -13,6 +13,8 @@ export interface LoadRound {
   /** Answers other than 2xx (a replay of the 201 counts as 2xx), and socket errors. */
   non2xx: number;
   errors: number;
+  /** The server process's CPU time per answered request, in µs (the load generator's not counted). */
+  serverCpuUsPerRequest: number;
 }
 
 /** What the correctness probes measured on a server with idempotency. */
@@ -35,6 +37,7 @@ export interface HttpRow {
   p99Ms: number;
   non2xx: number;
   errors: number;
+  serverCpuUsPerRequest: number;
   rounds: LoadRound[];
   probe?: Probe;
 }
@@ -54,6 +57,7 @@ export function summarizeRounds(
     requestsPerSecond: median(rounds.map((r) => r.requestsPerSecond)),
     p50Ms: median(rounds.map((r) => r.p50Ms)),
     p99Ms: median(rounds.map((r) => r.p99Ms)),
+    serverCpuUsPerRequest: median(rounds.map((r) => r.serverCpuUsPerRequest)),
     non2xx: rounds.reduce((sum, r) => sum + r.non2xx, 0),
     errors: rounds.reduce((sum, r) => sum + r.errors, 0),
     rounds: [...rounds],
@@ -124,8 +128,8 @@ export function httpMarkdown(rows: readonly HttpRow[], command: string, machine:
     '',
     machine,
     '',
-    '| server | keys | conn. | requests/s | × bare node:http | p50 ms | p99 ms | non-2xx | Redis round trips per new / per replay | route runs, 100 concurrent same key |',
-    '| --- | --- | --: | --: | --: | --: | --: | --: | --: | --: |',
+    '| server | keys | conn. | requests/s | × bare node:http | p50 ms | p99 ms | server CPU µs/request | non-2xx | Redis round trips per new / per replay | route runs, 100 concurrent same key |',
+    '| --- | --- | --: | --: | --: | --: | --: | --: | --: | --: | --: |',
   ];
   for (const row of rows) {
     const ratio = bare ? fixed(row.requestsPerSecond / bare.requestsPerSecond) : '–';
@@ -136,7 +140,7 @@ export function httpMarkdown(rows: readonly HttpRow[], command: string, machine:
     lines.push(
       `| ${row.label} | ${row.mode === 'new' ? 'new each' : 'one, replayed'} | ${row.connections} | ` +
         `${Math.round(row.requestsPerSecond).toLocaleString('en-US')} | ${ratio} | ${fixed(row.p50Ms)} | ` +
-        `${fixed(row.p99Ms)} | ${row.non2xx + row.errors} | ${trips} | ${storm} |`,
+        `${fixed(row.p99Ms)} | ${Math.round(row.serverCpuUsPerRequest)} | ${row.non2xx + row.errors} | ${trips} | ${storm} |`,
     );
   }
   const goals = evaluateHttpGoals(rows);

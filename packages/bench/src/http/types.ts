@@ -6,14 +6,17 @@ export const HTTP_COMMAND = 'http';
 /**
  * Servers in table order: the bare no-op route on node:http; idemq's node:http binding in front
  * of it; a hand-written `SET NX` middleware in front of it; idemq's fetch centre behind node:http
- * (the request made a WHATWG Request, the Response written back); the bare route on Express;
- * idemq's Express binding; express-idempotency with its Redis adapter on Express.
+ * (the request made a WHATWG Request, the Response written back); the bare route on Fastify and
+ * idemq's Fastify plugin; the bare route on Express; idemq's Express binding; express-idempotency
+ * with its Redis adapter on Express.
  */
 export const HTTP_SERVERS = [
   'bare',
   'idemq',
   'hand',
   'idemq-centre',
+  'fastify',
+  'idemq-fastify',
   'express',
   'idemq-express',
   'express-idempotency',
@@ -29,6 +32,8 @@ export const HTTP_SERVER_LABEL: Record<HttpServerName, string> = {
   idemq: 'node:http + @idemq/http/node + redisStore',
   hand: 'node:http + hand-written SET NX middleware',
   'idemq-centre': 'node:http + @idemq/http fetch centre + redisStore',
+  fastify: 'Fastify 5, bare no-op route',
+  'idemq-fastify': 'Fastify 5 + @idemq/http/fastify + redisStore',
   express: 'Express 5, bare no-op route',
   'idemq-express': 'Express 5 + @idemq/http/express + redisStore',
   'express-idempotency': 'Express 5 + express-idempotency + its Redis adapter',
@@ -39,6 +44,7 @@ export const GUARDED: readonly HttpServerName[] = [
   'idemq',
   'hand',
   'idemq-centre',
+  'idemq-fastify',
   'idemq-express',
   'express-idempotency',
 ];
@@ -61,6 +67,8 @@ export interface ServerCounters {
   routeRuns: number;
   /** Redis round trips its idempotency layer made (commands sent; a script call is one). */
   redisRoundTrips: number;
+  /** CPU time (user + system) the server process spent, in µs. */
+  cpuMicros: number;
   /** The port it listens on, 127.0.0.1. */
   port: number;
 }

@@ -1,7 +1,7 @@
 import type { OutgoingHttpHeader, OutgoingHttpHeaders, ServerResponse } from 'node:http';
-import { isNullBodyStatus } from '../bindingHeaders.js';
 import type { NodeAnswer, NodeHeaders } from '../node/nodeAnswer.js';
 import { currentMethods, type RealResponseMethods } from '../node/responseMethods.js';
+import { isNullBodyStatus } from '../nullBodyStatus.js';
 import { ChunkQueue } from './chunkQueue.js';
 
 export interface ResponseCapture {

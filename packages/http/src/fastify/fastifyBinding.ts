@@ -1,13 +1,14 @@
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { createGuard, type HttpFront } from '../guard.js';
 import {
-  isNullBodyStatus,
-  nodeHeaderEntries,
-  requestHeaders,
-  responseHeaders,
-} from '../bindingHeaders.js';
-import type { RouteTable } from '../bindingRoutes.js';
-import type { HttpContext, HttpIdempotency } from '../types.js';
+  captureAnswer,
+  type NodeAnswer,
+  type NodeHeaders,
+  problemAnswer,
+  replayAnswer,
+} from '../node/nodeAnswer.js';
+import type { HttpContext, HttpIdempotencyOptions } from '../types.js';
 import { type BodyTap, hasParsedBody, tapRequestBody } from './requestBodyTap.js';
 
 declare module 'fastify' {
@@ -17,143 +18,154 @@ declare module 'fastify' {
   }
 }
 
+/** The options of the Fastify plugin: its hooks get the Fastify request (`request.user`…). */
+export type FastifyIdempotencyOptions = HttpIdempotencyOptions<FastifyRequest>;
+
 /** Where one request is between the binding's hooks. */
 interface InFlight {
-  tap: BodyTap | undefined;
-  /** `route` while the route runs, `answered` when the centre answered without it. */
+  /** `route` while the route runs, `answered` when the guard answered without it. */
   phase: 'route' | 'answered' | 'done';
   baseline: Record<string, unknown>;
-  routeResponse: (response: Response) => void;
-  finalResponse: Promise<Response>;
+  routeAnswer: (answer: NodeAnswer) => void;
+  finalAnswer: Promise<NodeAnswer>;
 }
-
-// The WHATWG Request constructor refuses these methods; they are never idempotent writes anyway.
-const FORBIDDEN_METHODS = new Set(['CONNECT', 'TRACE', 'TRACK']);
 
 /**
  * Installs the hooks on `fastify`: `preParsing` keeps a copy of the body bytes; `preHandler`
- * hands the centre a WHATWG Request and either lets the route run (the centre called `next`) or
- * replies with the centre's own Response; `onSend` turns the route's reply into the Response
- * `next` resolves with and replaces it with the Response the centre returns.
+ * hands the request to the guard and either lets the route run (the guard called `next`) or
+ * replies with the guard's own answer; `onSend` turns the route's reply into the answer `next`
+ * resolves with and replaces it with the answer the guard settles on.
  */
 export function bindFastify(
-  centre: HttpIdempotency,
-  routes?: RouteTable,
+  options: FastifyIdempotencyOptions,
 ): (fastify: FastifyInstance) => void {
+  const taps = new WeakMap<FastifyRequest, BodyTap>();
+  const guard = createGuard(options, fastifyFront(taps), 'idempotencyPlugin (@idemq/http/fastify)');
   return function install(fastify) {
     const inFlight = new WeakMap<FastifyRequest, InFlight>();
-    const taps = new WeakMap<FastifyRequest, BodyTap>();
     if (!fastify.hasRequestDecorator('idempotency')) fastify.decorateRequest('idempotency', null);
 
     fastify.addHook('preParsing', async (request, _reply, payload) => {
-      if (!hasParsedBody(request) || FORBIDDEN_METHODS.has(request.method)) return payload;
+      if (!hasParsedBody(request)) return payload;
       const { stream, tap } = tapRequestBody(payload);
       taps.set(request, tap);
       return stream;
     });
 
     fastify.addHook('preHandler', async (request, reply) => {
-      if (FORBIDDEN_METHODS.has(request.method)) return;
-      const tap = taps.get(request);
-      const web = new Request(requestUrl(request), {
-        method: request.method,
-        headers: requestHeaders(request.raw.rawHeaders),
-        body: tap === undefined ? null : new Uint8Array(tap.bytes()),
-      });
-      const pattern = request.routeOptions.url;
-      if (routes !== undefined && pattern !== undefined) routes.remember(web, pattern);
-
       let proceed!: (ctx: HttpContext) => void;
       const proceeded = new Promise<HttpContext>((resolve) => {
         proceed = resolve;
       });
-      let routeResponse!: (response: Response) => void;
-      const routeResult = new Promise<Response>((resolve) => {
-        routeResponse = resolve;
+      let routeAnswer!: (answer: NodeAnswer) => void;
+      const routeResult = new Promise<NodeAnswer>((resolve) => {
+        routeAnswer = resolve;
       });
       let nextCalled = false;
-      const finalResponse = centre.handle(web, (_request, ctx) => {
+      const finalAnswer = guard(request, (_request, ctx) => {
         if (nextCalled) return Promise.reject(new Error('the route runs once per request'));
         nextCalled = true;
         proceed(ctx);
         return routeResult;
       });
       // Awaited in onSend when the route runs; this keeps an early failure from going unobserved.
-      finalResponse.catch(() => {});
+      finalAnswer.catch(() => {});
       const state: InFlight = {
-        tap,
         phase: 'route',
         baseline: { ...reply.getHeaders() },
-        routeResponse,
-        finalResponse,
+        routeAnswer,
+        finalAnswer,
       };
       inFlight.set(request, state);
 
       const first = await Promise.race([
         proceeded.then((ctx) => ({ ctx })),
-        finalResponse.then((response) => ({ response })),
+        finalAnswer.then((answer) => ({ answer })),
       ]);
       if ('ctx' in first) {
         request.idempotency = first.ctx;
         return;
       }
       state.phase = 'answered';
-      applyHead(reply, first.response, state.baseline);
-      return reply.send(await bodyOf(first.response, false));
+      applyHead(reply, first.answer, state.baseline);
+      return reply.send(payloadOf(first.answer));
     });
 
     fastify.addHook('onSend', async (request, reply, payload) => {
       const state = inFlight.get(request);
       if (state === undefined || state.phase !== 'route') return payload;
       state.phase = 'done';
-      const streamed = payload instanceof Readable;
-      state.routeResponse(capturedResponse(reply, payload));
-      const response = await state.finalResponse;
-      applyHead(reply, response, state.baseline);
-      return bodyOf(response, streamed);
+      state.routeAnswer({
+        status: reply.statusCode,
+        headers: reply.getHeaders() as NodeHeaders,
+        body: routePayload(payload),
+      });
+      const answer = await state.finalAnswer;
+      applyHead(reply, answer, state.baseline);
+      return payloadOf(answer);
     });
   };
 }
 
-function requestUrl(request: FastifyRequest): string {
-  try {
-    return new URL(request.url, `${request.protocol}://${request.host}`).href;
-  } catch {
-    // A Host header that is not a valid authority: the path still identifies the resource.
-    return new URL(request.url, 'http://localhost').href;
-  }
+/** How the guard reads a Fastify request: the route pattern as the route, the tapped body. */
+function fastifyFront(
+  taps: WeakMap<FastifyRequest, BodyTap>,
+): HttpFront<FastifyRequest, NodeAnswer> {
+  return {
+    method: (request) => request.method,
+    header(request, name) {
+      const value = request.headers[name];
+      if (value === undefined) return null;
+      return Array.isArray(value) ? value.join(', ') : value;
+    },
+    path: (request) => request.routeOptions.url ?? pathOf(request.url),
+    target: (request) => request.url,
+    async readBody(request) {
+      const tap = taps.get(request);
+      return { bytes: tap === undefined ? new Uint8Array(0) : tap.bytes(), forwarded: request };
+    },
+    capture: captureAnswer,
+    problem: problemAnswer,
+    replay: replayAnswer,
+  };
 }
 
-/** The route's reply as a Response: status, the headers set so far, the serialized payload. */
-function capturedResponse(reply: FastifyReply, payload: unknown): Response {
-  const status = reply.statusCode;
-  let body: ConstructorParameters<typeof Response>[0] = null;
-  if (!isNullBodyStatus(status)) {
-    if (typeof payload === 'string') body = payload;
-    else if (payload instanceof Uint8Array) body = new Uint8Array(payload);
-    else if (payload instanceof Readable)
-      body = Readable.toWeb(payload) as ReadableStream<Uint8Array>;
-  }
-  return new Response(body, { status, headers: responseHeaders(reply.getHeaders()) });
+function pathOf(target: string): string {
+  const query = target.indexOf('?');
+  return query === -1 ? target : target.slice(0, query);
 }
 
-/** Replaces the reply's status and headers with the Response's, over the headers set earlier. */
+/** The route's serialized payload as an answer body (Fastify serialized objects already). */
+function routePayload(payload: unknown): NodeAnswer['body'] {
+  if (typeof payload === 'string' || payload instanceof Uint8Array) return payload;
+  if (payload instanceof Readable) return payload;
+  return null;
+}
+
+/** Replaces the reply's status and headers with the answer's, over the headers set earlier. */
 function applyHead(
   reply: FastifyReply,
-  response: Response,
+  answer: NodeAnswer,
   baseline: Record<string, unknown>,
 ): void {
   for (const name of Object.keys(reply.getHeaders())) reply.removeHeader(name);
   for (const [name, value] of Object.entries(baseline)) {
     if (value !== undefined) reply.header(name, value);
   }
-  for (const [name, value] of nodeHeaderEntries(response.headers)) reply.header(name, value);
-  reply.code(response.status);
+  if (answer.headers !== undefined) {
+    for (const name in answer.headers) reply.header(name, answer.headers[name]);
+  }
+  reply.code(answer.status);
 }
 
-/** The Response's body as a Fastify payload: a stream if the route streamed, else bytes. */
-async function bodyOf(response: Response, stream: boolean): Promise<Buffer | Readable | null> {
-  if (response.body === null) return null;
-  if (stream) return Readable.fromWeb(response.body as import('node:stream/web').ReadableStream);
-  return Buffer.from(await response.arrayBuffer());
+/**
+ * The answer's body as a Fastify payload: bytes (a string as UTF-8 bytes, so that Fastify adds no
+ * charset to the content type), or a stream of the chunks still to come.
+ */
+function payloadOf(answer: NodeAnswer): Buffer | Readable | null {
+  const { body } = answer;
+  if (body === undefined || body === null) return null;
+  if (typeof body === 'string') return Buffer.from(body);
+  if (body instanceof Uint8Array) return Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+  return Readable.from(body);
 }

@@ -1,30 +1,27 @@
 import type { FastifyPluginAsync } from 'fastify';
-import { createRouteTable } from '../bindingRoutes.js';
-import { createHttpIdempotency, type HttpIdempotencyOptions } from '../index.js';
-import { bindFastify } from './fastifyBinding.js';
+import { bindFastify, type FastifyIdempotencyOptions } from './fastifyBinding.js';
 
-export { bindFastify } from './fastifyBinding.js';
+export type { FastifyIdempotencyOptions } from './fastifyBinding.js';
 
 async function register(
-  fastify: Parameters<FastifyPluginAsync<HttpIdempotencyOptions>>[0],
-  options: HttpIdempotencyOptions,
+  fastify: Parameters<FastifyPluginAsync<FastifyIdempotencyOptions>>[0],
+  options: FastifyIdempotencyOptions,
 ): Promise<void> {
-  const routes = createRouteTable();
-  const centre = createHttpIdempotency({ ...options, route: options.route ?? routes.routeOf });
-  bindFastify(centre, routes)(fastify);
+  bindFastify(options)(fastify);
 }
 
 /**
  * Fastify 5 plugin: a covered request runs its route once per `Idempotency-Key`; a retry gets
  * the first response. Its hooks apply to the scope it is registered in (like a `fastify-plugin`
  * plugin): register it at the root for the whole app, or inside a plugin for that plugin's routes.
- * Keys are scoped by the route pattern (`request.routeOptions.url`).
+ * Keys are scoped by the route pattern (`request.routeOptions.url`); the hooks (`principal`,
+ * `fingerprint`, `route`) get the Fastify request.
  *
  * @example
  * await app.register(idempotencyPlugin, { store });
  * app.post('/payments', async (request) => pay(request.body, request.idempotency?.fencingToken));
  */
-export const idempotencyPlugin: FastifyPluginAsync<HttpIdempotencyOptions> = Object.assign(
+export const idempotencyPlugin: FastifyPluginAsync<FastifyIdempotencyOptions> = Object.assign(
   register,
   {
     // What fastify-plugin sets: no encapsulation, so the hooks reach the registering scope's routes.

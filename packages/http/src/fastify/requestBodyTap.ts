@@ -1,4 +1,4 @@
-import { pipeline, Transform } from 'node:stream';
+import { Transform } from 'node:stream';
 import type { FastifyRequest, RequestPayload } from 'fastify';
 
 /** The request body bytes as they were parsed, kept beside Fastify's own parsing. */
@@ -25,7 +25,10 @@ export function tapRequestBody(payload: RequestPayload): { stream: RequestPayloa
   Object.defineProperty(stream, 'receivedEncodedLength', {
     get: () => payload.receivedEncodedLength ?? counted,
   });
-  pipeline(payload, stream, () => {});
+  // pipe, not pipeline: pipeline aborts a controller of its own at the end of every body,
+  // building an AbortError (and its stack) per request.
+  payload.once('error', (error) => stream.destroy(error));
+  payload.pipe(stream);
   return { stream, tap: { bytes: () => Buffer.concat(chunks) } };
 }
 

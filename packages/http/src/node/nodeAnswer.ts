@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { isNullBodyStatus } from '../bindingHeaders.js';
+import { isNullBodyStatus } from '../nullBodyStatus.js';
 import type { HttpSettings } from '../options.js';
 import { type ProblemSlug, problemParts } from '../problems.js';
 import { allowedPairs } from '../replayHeaders.js';
