@@ -1,6 +1,7 @@
 import type { Request as ExpressRequest } from 'express';
 import type { HttpFront } from '../guard.js';
-import { captureAnswer, type NodeAnswer, problemAnswer, replayAnswer } from '../node/nodeAnswer.js';
+import type { NodeAnswer } from '../node/nodeAnswer.js';
+import { headerOf, nodeAnswers, pathOf } from '../node/nodeFrontParts.js';
 
 /** Route patterns (`/orders/:id`) of requests whose middleware is mounted on a route. */
 export type RoutePatterns = WeakMap<ExpressRequest, string>;
@@ -12,25 +13,14 @@ export type RoutePatterns = WeakMap<ExpressRequest, string>;
 export function expressFront(patterns: RoutePatterns): HttpFront<ExpressRequest, NodeAnswer> {
   return {
     method: (req) => req.method,
-    header(req, name) {
-      const value = req.headers[name];
-      if (value === undefined) return null;
-      return Array.isArray(value) ? value.join(', ') : value;
-    },
+    header: (req, name) => headerOf(req.headers, name),
     path: (req) => patterns.get(req) ?? pathOf(req.originalUrl),
     target: (req) => req.originalUrl,
     async readBody(req) {
       return { bytes: await bodyBytes(req), forwarded: req };
     },
-    capture: captureAnswer,
-    problem: problemAnswer,
-    replay: replayAnswer,
+    ...nodeAnswers,
   };
-}
-
-function pathOf(target: string): string {
-  const query = target.indexOf('?');
-  return query === -1 ? target : target.slice(0, query);
 }
 
 /**

@@ -1,13 +1,8 @@
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { createGuard, type HttpFront } from '../guard.js';
-import {
-  captureAnswer,
-  type NodeAnswer,
-  type NodeHeaders,
-  problemAnswer,
-  replayAnswer,
-} from '../node/nodeAnswer.js';
+import type { NodeAnswer, NodeHeaders } from '../node/nodeAnswer.js';
+import { headerOf, nodeAnswers, pathOf } from '../node/nodeFrontParts.js';
 import type { HttpContext, HttpIdempotencyOptions } from '../types.js';
 import { type BodyTap, hasParsedBody, tapRequestBody } from './requestBodyTap.js';
 
@@ -113,26 +108,15 @@ function fastifyFront(
 ): HttpFront<FastifyRequest, NodeAnswer> {
   return {
     method: (request) => request.method,
-    header(request, name) {
-      const value = request.headers[name];
-      if (value === undefined) return null;
-      return Array.isArray(value) ? value.join(', ') : value;
-    },
+    header: (request, name) => headerOf(request.headers, name),
     path: (request) => request.routeOptions.url ?? pathOf(request.url),
     target: (request) => request.url,
     async readBody(request) {
       const tap = taps.get(request);
       return { bytes: tap === undefined ? new Uint8Array(0) : tap.bytes(), forwarded: request };
     },
-    capture: captureAnswer,
-    problem: problemAnswer,
-    replay: replayAnswer,
+    ...nodeAnswers,
   };
-}
-
-function pathOf(target: string): string {
-  const query = target.indexOf('?');
-  return query === -1 ? target : target.slice(0, query);
 }
 
 /** The route's serialized payload as an answer body (Fastify serialized objects already). */

@@ -2,13 +2,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { concatBytes } from '../concatBytes.js';
 import { createGuard, type HttpFront } from '../guard.js';
 import type { HttpContext, HttpIdempotencyOptions } from '../types.js';
-import {
-  captureAnswer,
-  type NodeAnswer,
-  problemAnswer,
-  replayAnswer,
-  writeAnswer,
-} from './nodeAnswer.js';
+import { type NodeAnswer, problemAnswer, writeAnswer } from './nodeAnswer.js';
+import { headerOf, nodeAnswers, pathOf } from './nodeFrontParts.js';
 
 /** What a node route sees: the record's context and the request body, read once. */
 export interface NodeContext extends HttpContext {
@@ -88,24 +83,13 @@ export function idempotency(options: NodeIdempotencyOptions): (route: NodeRoute)
 /** node:http's request, read without building a WHATWG Request. */
 const nodeFront: HttpFront<IncomingMessage, NodeAnswer> = {
   method: (req) => req.method ?? 'GET',
-  header(req, name) {
-    const value = req.headers[name];
-    if (value === undefined) return null;
-    // Node keeps repeated set-cookie lines apart; any other repeat arrives joined with ", ".
-    return Array.isArray(value) ? value.join(', ') : value;
-  },
-  path(req) {
-    const target = req.url ?? '/';
-    const query = target.indexOf('?');
-    return query === -1 ? target : target.slice(0, query);
-  },
+  header: (req, name) => headerOf(req.headers, name),
+  path: (req) => pathOf(req.url ?? '/'),
   target: (req) => req.url ?? '/',
   async readBody(req) {
     return { bytes: await bodyOf(req), forwarded: req };
   },
-  capture: captureAnswer,
-  problem: problemAnswer,
-  replay: replayAnswer,
+  ...nodeAnswers,
 };
 
 /** The request body, read once however often it is asked for. */
