@@ -201,5 +201,11 @@ describe('@idemq/http/node options', () => {
         methods: 'POST',
       } as unknown as NodeIdempotencyOptions),
     ).toThrow(/idempotency \(@idemq\/http\/node\).*methods must be an array/s);
+    expect(() =>
+      idempotency({
+        store: STORES[0]!.make(),
+        onError: 'log',
+      } as unknown as NodeIdempotencyOptions),
+    ).toThrow(/onError/);
   });
 });

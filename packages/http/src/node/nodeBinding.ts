@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { OptionsCheck } from '@idemq/core/adapter';
 import { concatBytes } from '../concatBytes.js';
 import { createGuard, type HttpFront } from '../guard.js';
 import type { HttpContext, HttpIdempotencyOptions } from '../types.js';
@@ -41,7 +42,9 @@ const readBodies = new WeakMap<IncomingMessage, Promise<Uint8Array>>();
  * createServer(idempotent(async (req, ctx) => ({ status: 201, body: JSON.stringify({ ok: true }) })));
  */
 export function idempotency(options: NodeIdempotencyOptions): (route: NodeRoute) => NodeListener {
-  const guard = createGuard(options, nodeFront, 'idempotency (@idemq/http/node)');
+  const caller = 'idempotency (@idemq/http/node)';
+  new OptionsCheck(caller).fn('onError', options?.onError, true).done();
+  const guard = createGuard(options, nodeFront, caller);
   const onError = options.onError ?? ((error: unknown) => console.error(error));
   // A route's error reaches onError once, though it also rejects the guard when it passed through.
   const reported = new WeakSet<object>();
