@@ -21,30 +21,18 @@ export function replayAllowList(extra: readonly string[] = []): ReadonlySet<stri
   return new Set([...DEFAULT_REPLAY_HEADERS, ...extra.map((name) => name.toLowerCase())]);
 }
 
-/** The allow-listed headers of a response, in order; each `set-cookie` line on its own. */
-export function replayableHeaders(
-  headers: Headers,
-  allowList: ReadonlySet<string>,
-): [string, string][] {
-  const kept = allowedPairs(headers, allowList);
-  if (allowList.has('set-cookie')) {
-    for (const cookie of headers.getSetCookie()) kept.push(['set-cookie', cookie]);
-  }
-  return kept;
-}
-
 /**
- * The allow-listed pairs, names in lower case, in order; `set-cookie` is left out (a caller that
- * allows it adds its lines one by one).
+ * The allow-listed header lines of a response, names in lower case, in order. Each `set-cookie`
+ * line stays a pair of its own: node keeps them apart, and WHATWG `Headers` yields them apart.
  */
-export function allowedPairs(
-  pairs: Iterable<[string, string]>,
+export function replayableHeaders(
+  lines: Iterable<[string, string]>,
   allowList: ReadonlySet<string>,
 ): [string, string][] {
   const kept: [string, string][] = [];
-  for (const [name, value] of pairs) {
+  for (const [name, value] of lines) {
     const lower = name.toLowerCase();
-    if (lower !== 'set-cookie' && allowList.has(lower)) kept.push([lower, value]);
+    if (allowList.has(lower)) kept.push([lower, value]);
   }
   return kept;
 }

@@ -2,7 +2,7 @@ import type { ServerResponse } from 'node:http';
 import { isNullBodyStatus } from '../nullBodyStatus.js';
 import type { HttpSettings } from '../options.js';
 import { type ProblemSlug, problemParts } from '../problems.js';
-import { allowedPairs } from '../replayHeaders.js';
+import { replayableHeaders } from '../replayHeaders.js';
 import { type BodyChunks, type BodyRead, readBodyUpTo } from '../responseBody.js';
 import { BODY_OMITTED_HEADER, REPLAYED_HEADER, type StoredResponse } from '../responseEnvelope.js';
 import { currentMethods, type RealResponseMethods } from './responseMethods.js';
@@ -24,13 +24,7 @@ export async function captureAnswer<Req>(answer: NodeAnswer, settings: HttpSetti
   if (!Number.isInteger(status) || status < 200 || status > 599) {
     throw new TypeError(`a node route must answer a status from 200 to 599, got ${status}`);
   }
-  const headers = headerPairs(answer.headers);
-  const replayed = allowedPairs(headers, settings.replayHeaders);
-  if (settings.replayHeaders.has('set-cookie')) {
-    for (const [name, value] of headers) {
-      if (name.toLowerCase() === 'set-cookie') replayed.push(['set-cookie', value]);
-    }
-  }
+  const replayed = replayableHeaders(headerPairs(answer.headers), settings.replayHeaders);
   const read = await readUpTo(answer.body, status, settings.maxResponseBytes);
   const stored: StoredResponse =
     read.kind === 'complete'
