@@ -1,7 +1,7 @@
 import type { Request as ExpressRequest } from 'express';
 import type { HttpFront } from '../guard.js';
 import type { NodeAnswer } from '../node/nodeAnswer.js';
-import { headerOf, nodeAnswers, pathOf } from '../node/nodeFrontParts.js';
+import { headerOf, nodeAnswers, pathOf, readRequestBody } from '../node/nodeFrontParts.js';
 
 /** Route patterns (`/orders/:id`) of requests whose middleware is mounted on a route. */
 export type RoutePatterns = WeakMap<ExpressRequest, string>;
@@ -30,11 +30,7 @@ export function expressFront(patterns: RoutePatterns): HttpFront<ExpressRequest,
  */
 async function bodyBytes(req: ExpressRequest): Promise<Uint8Array> {
   if (streamConsumed(req)) return parsedBodyBytes(req.body);
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) {
-    chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer));
-  }
-  const raw = Buffer.concat(chunks);
+  const raw = await readRequestBody(req);
   if (req.body === undefined) req.body = raw;
   return raw;
 }

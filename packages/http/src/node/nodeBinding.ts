@@ -1,10 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { OptionsCheck } from '@idemq/core/adapter';
-import { concatBytes } from '../concatBytes.js';
 import { createGuard, type HttpFront } from '../guard.js';
 import type { HttpContext, HttpIdempotencyOptions } from '../types.js';
 import { type NodeAnswer, problemAnswer, writeAnswer } from './nodeAnswer.js';
-import { headerOf, nodeAnswers, pathOf } from './nodeFrontParts.js';
+import { headerOf, nodeAnswers, pathOf, readRequestBody } from './nodeFrontParts.js';
 
 /** What a node route sees: the record's context and the request body, read once. */
 export interface NodeContext extends HttpContext {
@@ -99,21 +98,8 @@ const nodeFront: HttpFront<IncomingMessage, NodeAnswer> = {
 function bodyOf(req: IncomingMessage): Promise<Uint8Array> {
   let body = readBodies.get(req);
   if (body === undefined) {
-    body = readAll(req);
+    body = readRequestBody(req);
     readBodies.set(req, body);
   }
   return body;
-}
-
-function readAll(req: IncomingMessage): Promise<Uint8Array> {
-  return new Promise((resolve, reject) => {
-    const chunks: Uint8Array[] = [];
-    let total = 0;
-    req.on('data', (chunk: Buffer) => {
-      chunks.push(chunk);
-      total += chunk.byteLength;
-    });
-    req.once('end', () => resolve(concatBytes(chunks, total)));
-    req.once('error', reject);
-  });
 }

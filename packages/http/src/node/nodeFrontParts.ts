@@ -1,4 +1,4 @@
-import type { IncomingHttpHeaders } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { captureAnswer, problemAnswer, replayAnswer } from './nodeAnswer.js';
 
 /** What every front on node's request and response shares: answers are `NodeAnswer`s. */
@@ -20,4 +20,17 @@ export function headerOf(headers: IncomingHttpHeaders, name: string): string | n
 export function pathOf(target: string): string {
   const query = target.indexOf('?');
   return query === -1 ? target : target.slice(0, query);
+}
+
+/** Reads a request's body whole, as a Buffer (the form `express.raw()` gives a route too). */
+export function readRequestBody(req: IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer | string) => {
+      // A stream given an encoding by earlier middleware yields strings.
+      chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
+    });
+    req.once('end', () => resolve(Buffer.concat(chunks)));
+    req.once('error', reject);
+  });
 }
