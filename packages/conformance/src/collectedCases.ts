@@ -19,6 +19,19 @@ export interface CaseResult {
   error?: unknown;
 }
 
+/** The ids of the cases that failed, once each, sorted: what a negative control asserts. */
+export function failedCaseIds(results: readonly CaseResult[]): string[] {
+  return [...new Set(results.filter((r) => !r.passed).map((r) => r.id))].sort();
+}
+
+/** One line per failed case, its name and the first line of its error: an assertion's message. */
+export function describeFailedCases(results: readonly CaseResult[]): string {
+  return results
+    .filter((r) => !r.passed)
+    .map((r) => `${r.name}: ${String(r.error).split('\n')[0]}`)
+    .join('\n');
+}
+
 /** A registrar that keeps the cases in a list instead of registering tests. */
 export class CaseList implements CaseRegistrar {
   readonly cases: CollectedCase[] = [];

@@ -1,6 +1,8 @@
 export {
   type CaseResult,
   type CollectedCase,
+  describeFailedCases,
+  failedCaseIds,
   type RunCasesOptions,
   runCollectedCases,
 } from './collectedCases.js';

@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { type CaseResult, collectStoreCases, runCollectedCases } from '../src/index.js';
+import {
+  collectStoreCases,
+  describeFailedCases,
+  failedCaseIds,
+  runCollectedCases,
+} from '../src/index.js';
 import { mapStore } from './controls/mapStore.js';
 import { controlHarness, referenceHarness, storeControls } from './controls/storeControls.js';
 
@@ -11,23 +16,13 @@ import { controlHarness, referenceHarness, storeControls } from './controls/stor
 
 const CONCURRENCY = 32;
 
-const failedIds = (results: CaseResult[]) =>
-  [...new Set(results.filter((r) => !r.passed).map((r) => r.id))].sort();
-
-function describeFailures(results: CaseResult[]): string {
-  return results
-    .filter((r) => !r.passed)
-    .map((r) => `${r.name}: ${String(r.error).split('\n')[0]}`)
-    .join('\n');
-}
-
 describe('store conformance negative controls', () => {
   it('the reference memoryStore passes every case', async () => {
     const results = await runCollectedCases(collectStoreCases(referenceHarness()), {
       concurrency: CONCURRENCY,
     });
     expect(results.length).toBeGreaterThanOrEqual(19);
-    expect(failedIds(results), describeFailures(results)).toEqual([]);
+    expect(failedCaseIds(results), describeFailedCases(results)).toEqual([]);
   });
 
   it('the control store without flaws passes every case, as two instances on one backend too', async () => {
@@ -35,7 +30,7 @@ describe('store conformance negative controls', () => {
     const cases = collectStoreCases(harness);
     expect(cases.map((c) => c.id)).toContain('S19');
     const results = await runCollectedCases(cases, { concurrency: CONCURRENCY });
-    expect(failedIds(results), describeFailures(results)).toEqual([]);
+    expect(failedCaseIds(results), describeFailedCases(results)).toEqual([]);
   });
 
   for (const control of storeControls()) {
@@ -43,7 +38,7 @@ describe('store conformance negative controls', () => {
       const results = await runCollectedCases(collectStoreCases(control.harness), {
         concurrency: CONCURRENCY,
       });
-      expect(failedIds(results)).toEqual(expect.arrayContaining(control.caughtBy));
+      expect(failedCaseIds(results)).toEqual(expect.arrayContaining(control.caughtBy));
     });
   }
 });

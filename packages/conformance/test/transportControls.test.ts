@@ -6,7 +6,13 @@ import {
   type Store,
 } from '@idemq/core';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { type CaseResult, runCollectedCases, type TransportHarness } from '../src/index.js';
+import {
+  type CaseResult,
+  describeFailedCases,
+  failedCaseIds,
+  runCollectedCases,
+  type TransportHarness,
+} from '../src/index.js';
 import { collectTransportCases } from '../src/transport/runTransportConformance.js';
 import {
   AckOnReceiptBroker,
@@ -162,10 +168,8 @@ describe('transport conformance: negative controls', () => {
   it.each(runs)('$name: fails $caughtBy', (run) => {
     const outcomes = results.get(run) ?? [];
     expect(outcomes.length).toBeGreaterThan(30);
-    const failed = outcomes.filter((r) => !r.passed);
-    const why = failed.map((r) => `${r.name}: ${String(r.error)}`).join('\n');
-    const failedIds = [...new Set(failed.map((r) => r.id))].sort();
-    if (run.caughtBy.length === 0) expect(failedIds, why).toEqual([]);
-    else expect(failedIds, why).toEqual(expect.arrayContaining(run.caughtBy));
+    const why = describeFailedCases(outcomes);
+    if (run.caughtBy.length === 0) expect(failedCaseIds(outcomes), why).toEqual([]);
+    else expect(failedCaseIds(outcomes), why).toEqual(expect.arrayContaining(run.caughtBy));
   });
 });

@@ -1,4 +1,9 @@
-import { type CaseResult, collectHttpCases, runCollectedCases } from '@idemq/conformance';
+import {
+  collectHttpCases,
+  describeFailedCases,
+  failedCaseIds,
+  runCollectedCases,
+} from '@idemq/conformance';
 import { describe, expect, it } from 'vitest';
 import { createHttpIdempotency, type HttpIdempotency, type HttpNext } from '../src/index.js';
 import { centreHarness, type MakeCentre, type StoreKind } from './conformanceHarnesses.js';
@@ -10,16 +15,6 @@ import { centreHarness, type MakeCentre, type StoreKind } from './conformanceHar
  */
 
 const CONCURRENCY = 4;
-
-const failedIds = (results: CaseResult[]) =>
-  [...new Set(results.filter((r) => !r.passed).map((r) => r.id))].sort();
-
-function describeFailures(results: CaseResult[]): string {
-  return results
-    .filter((r) => !r.passed)
-    .map((r) => `${r.name}: ${String(r.error).split('\n')[0]}`)
-    .join('\n');
-}
 
 /** A centre made from `options` changed by `change`: a binding that passes the wrong options. */
 const withOptions =
@@ -164,7 +159,7 @@ describe('http conformance negative controls', () => {
       const cases = collectHttpCases({ ...centreHarness(kind), cases: withoutCrash });
       const results = await runCollectedCases(cases, { concurrency: CONCURRENCY });
       expect(results.length).toBeGreaterThanOrEqual(12);
-      expect(failedIds(results), describeFailures(results)).toEqual([]);
+      expect(failedCaseIds(results), describeFailedCases(results)).toEqual([]);
     });
   }
 
@@ -180,7 +175,7 @@ describe('http conformance negative controls', () => {
         const results = await runCollectedCases(collectHttpCases(harness), {
           concurrency: CONCURRENCY,
         });
-        expect(failedIds(results), describeFailures(results)).toEqual(
+        expect(failedCaseIds(results), describeFailedCases(results)).toEqual(
           expect.arrayContaining(control.caughtBy),
         );
       },
