@@ -21,7 +21,7 @@ const STORE_DOWN_RETRY_AFTER_MS = 1_000;
 const NO_LEASE_SIGNAL = new AbortController().signal;
 
 /** The context of a request that passed through: no key, no record. */
-export const PASS_THROUGH_CONTEXT: HttpContext = Object.freeze({
+const PASS_THROUGH_CONTEXT: HttpContext = Object.freeze({
   idempotencyKey: undefined,
   fencingToken: undefined,
   attempt: undefined,
