@@ -1,7 +1,7 @@
+import { allowListedLines } from '@idemq/core/adapter';
 import { createGuard, type HttpFront } from './guard.js';
 import type { HttpSettings } from './options.js';
 import { problemResponse } from './problems.js';
-import { replayableHeaders } from './replayHeaders.js';
 import { readBodyUpTo } from './responseBody.js';
 import {
   BODY_OMITTED_HEADER,
@@ -44,7 +44,7 @@ const fetchFront: HttpFront<Request, Response> = {
 /** The route's Response read up to the limit: the stored envelope and its client's copy. */
 async function captureResponse(response: Response, settings: HttpSettings<Request>) {
   const { status, statusText } = response;
-  const headers = replayableHeaders(response.headers, settings.replayHeaders);
+  const headers = allowListedLines(response.headers, settings.replayHeaders);
   const read = await readBodyUpTo(response.body, settings.maxResponseBytes);
   const stored: StoredResponse =
     read.kind === 'complete'

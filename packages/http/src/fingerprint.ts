@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { requestFingerprint } from '@idemq/core/adapter';
 
 /**
  * The default request fingerprint: SHA-256 (hex) over the method, the request target (path and
@@ -8,8 +8,5 @@ import { createHash } from 'node:crypto';
  * requests (422), never a replay of the first order's answer.
  */
 export function defaultFingerprint(method: string, target: string, body: Uint8Array): string {
-  return createHash('sha256')
-    .update(`${method.length}:${method}${target.length}:${target}`)
-    .update(body)
-    .digest('hex');
+  return requestFingerprint([method, target], body);
 }

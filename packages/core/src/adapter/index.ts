@@ -8,6 +8,27 @@ export { type CloudEventIdentity, cloudEventIdentity } from '../ids/cloudEvents.
 export { recordKey } from '../ids/recordKey.js';
 export { requestIdFromBytes, validateRequestId } from '../ids/requestId.js';
 export { OptionsCheck } from '../options/optionsCheck.js';
+export { requestFingerprint } from '../request/requestFingerprint.js';
+export { requestScope } from '../request/requestScope.js';
+export {
+  createResponseGuard,
+  type GuardedRequest,
+  type ProducedResponse,
+  type Refusal,
+  type RefusalKind,
+  type ResponseFront,
+  type ResponseGuard,
+  type ResponseGuardOptions,
+  STORE_DOWN_RETRY_AFTER_MS,
+} from '../request/responseGuard.js';
+export { responseSerializer } from '../request/responseSerializer.js';
+export {
+  allowListedLines,
+  type BodyOmission,
+  isStoredResponse,
+  type ResponseLine,
+  type StoredResponse,
+} from '../request/storedResponse.js';
 export { assertResultFits } from '../store/resultLimit.js';
 export { EarliestTimer } from '../timing/earliestTimer.js';
 export { checkSubscribeRequest } from '../transport/checkSubscribeRequest.js';

@@ -1,8 +1,8 @@
 import type { ServerResponse } from 'node:http';
+import { allowListedLines } from '@idemq/core/adapter';
 import { isNullBodyStatus } from '../nullBodyStatus.js';
 import type { HttpSettings } from '../options.js';
 import { type ProblemSlug, problemParts } from '../problems.js';
-import { replayableHeaders } from '../replayHeaders.js';
 import { type BodyChunks, type BodyRead, readBodyUpTo } from '../responseBody.js';
 import { BODY_OMITTED_HEADER, REPLAYED_HEADER, type StoredResponse } from '../responseEnvelope.js';
 import { currentMethods, type RealResponseMethods } from './responseMethods.js';
@@ -18,13 +18,17 @@ export interface NodeAnswer {
   body?: string | Uint8Array | BodyChunks | null;
 }
 
-/** The route's answer read up to the limit: the stored envelope and its client's copy. */
-export async function captureAnswer<Req>(answer: NodeAnswer, settings: HttpSettings<Req>) {
-  const { status } = answer;
+/** Refuses an answer node:http cannot send, as the route's own failure. */
+export function assertAnswerStatus(status: number): void {
   if (!Number.isInteger(status) || status < 200 || status > 599) {
     throw new TypeError(`a node route must answer a status from 200 to 599, got ${status}`);
   }
-  const replayed = replayableHeaders(headerPairs(answer.headers), settings.replayHeaders);
+}
+
+/** The route's answer read up to the limit: the stored envelope and its client's copy. */
+export async function captureAnswer<Req>(answer: NodeAnswer, settings: HttpSettings<Req>) {
+  const { status } = answer;
+  const replayed = allowListedLines(headerPairs(answer.headers), settings.replayHeaders);
   const read = await readUpTo(answer.body, status, settings.maxResponseBytes);
   const stored: StoredResponse =
     read.kind === 'complete'

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { OptionsCheck } from '@idemq/core/adapter';
 import { createGuard, type HttpFront } from '../guard.js';
 import type { HttpContext, HttpIdempotencyOptions } from '../types.js';
-import { type NodeAnswer, problemAnswer, writeAnswer } from './nodeAnswer.js';
+import { assertAnswerStatus, type NodeAnswer, problemAnswer, writeAnswer } from './nodeAnswer.js';
 import { headerOf, nodeAnswers, pathOf, readRequestBody } from './nodeFrontParts.js';
 
 /** What a node route sees: the record's context and the request body, read once. */
@@ -57,7 +57,9 @@ export function idempotency(options: NodeIdempotencyOptions): (route: NodeRoute)
   return (route) => {
     const next = async (req: IncomingMessage, ctx: HttpContext): Promise<NodeAnswer> => {
       try {
-        return await route(req, { ...ctx, body: () => bodyOf(req) });
+        const answer = await route(req, { ...ctx, body: () => bodyOf(req) });
+        assertAnswerStatus(answer.status);
+        return answer;
       } catch (error) {
         report(error, req);
         throw error;

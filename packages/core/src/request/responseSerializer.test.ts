@@ -1,7 +1,7 @@
-import { jsonSerializer } from '@idemq/core';
 import { describe, expect, it } from 'vitest';
-import { envelopeSerializer } from './envelopeSerializer.js';
-import type { StoredResponse } from './responseEnvelope.js';
+import { jsonSerializer } from '../engine/serializer.js';
+import { responseSerializer } from './responseSerializer.js';
+import type { StoredResponse } from './storedResponse.js';
 
 const envelopes: Record<string, StoredResponse> = {
   'JSON body': {
@@ -27,18 +27,30 @@ const envelopes: Record<string, StoredResponse> = {
     ],
     body: Uint8Array.of(126, 0, 255),
   },
+  'gRPC reply with trailers and a status message': {
+    status: 0,
+    headers: [['x-region', 'eu']],
+    trailers: [
+      ['x-charge-id', 'ch_1'],
+      ['x-trace-bin', '~AAE='],
+    ],
+    message: '~OK',
+    body: Uint8Array.of(8, 150, 1),
+  },
 };
 
-describe('envelopeSerializer', () => {
+describe('responseSerializer', () => {
   it.each(Object.entries(envelopes))(
     'writes exactly what core’s serializer writes (%s) and reads back an equal envelope',
     (_name, envelope) => {
-      const text = envelopeSerializer.serialize(envelope);
+      const text = responseSerializer.serialize(envelope);
       expect(text).toBe(jsonSerializer.serialize(envelope));
-      const back = envelopeSerializer.deserialize(text) as StoredResponse;
+      const back = responseSerializer.deserialize(text) as StoredResponse;
       expect(back.status).toBe(envelope.status);
       expect(back.headers).toEqual(envelope.headers);
       expect(back.bodyOmitted).toBe(envelope.bodyOmitted);
+      expect(back.trailers).toEqual(envelope.trailers);
+      expect(back.message).toBe(envelope.message);
       if (envelope.body)
         expect(new Uint8Array(back.body ?? [])).toEqual(new Uint8Array(envelope.body));
     },
@@ -46,7 +58,7 @@ describe('envelopeSerializer', () => {
 
   it('leaves any other result to core’s serializer', () => {
     const other = { note: '~tilde', n: [1, 2] };
-    expect(envelopeSerializer.serialize(other)).toBe(jsonSerializer.serialize(other));
-    expect(envelopeSerializer.deserialize(jsonSerializer.serialize(other))).toEqual(other);
+    expect(responseSerializer.serialize(other)).toBe(jsonSerializer.serialize(other));
+    expect(responseSerializer.deserialize(jsonSerializer.serialize(other))).toEqual(other);
   });
 });

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { recordScope } from './scope.js';
+import { requestScope } from './requestScope.js';
 
-describe('recordScope', () => {
+describe('requestScope', () => {
   it('writes the route and principal length-prefixed', () => {
-    expect(recordScope('http', '/orders', undefined)).toBe('http:7:/orders');
-    expect(recordScope('http', '/orders', 'acme')).toBe('http:7:/orders:4:acme');
+    expect(requestScope('http', '/orders', undefined)).toBe('http:7:/orders');
+    expect(requestScope('http', '/orders', 'acme')).toBe('http:7:/orders:4:acme');
   });
 
   it('gives distinct scopes to pairs a plain join would merge', () => {
@@ -18,7 +18,7 @@ describe('recordScope', () => {
       ['/a', ''],
       ['/a', undefined],
     ];
-    const scopes = pairs.map(([route, principal]) => recordScope('http', route, principal));
+    const scopes = pairs.map(([route, principal]) => requestScope('http', route, principal));
     expect(new Set(scopes).size).toBe(pairs.length);
   });
 });
