@@ -1,0 +1,89 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { status } from '@grpc/grpc-js';
+import { expect } from 'vitest';
+import type { Suite } from '../suite.js';
+import { sleep, waitUntil } from '../wait.js';
+import { type CallResult, call, type GrpcEnv, REPLAYED, text } from './grpcEnv.js';
+import type { GrpcHarness } from './harness.js';
+
+/** Short, so the case waits little for it to lapse, yet longer than a process start. */
+const LEASE_MS = 3_000;
+
+/** G12: a server process SIGKILLed in the middle of a call. */
+export function registerCrashCases(suite: Suite<GrpcEnv, GrpcHarness>): void {
+  const { harness } = suite;
+  const startProcess = harness.startProcess;
+  suite.caseUnless(
+    startProcess
+      ? undefined
+      : 'the harness has no startProcess() (a server in a child process on a store that outlives it)',
+    'G12',
+    'a server SIGKILLed mid-call: the retried call gets ABORTED while the lease holds, then runs the handler again and completes it exactly once; later retries replay it',
+    async (env) => {
+      if (!startProcess) throw new Error('unreachable');
+      const dir = await mkdtemp(join(tmpdir(), 'idemq-grpc-g12-'));
+      env.defer('count file', () => rm(dir, { recursive: true, force: true }));
+      const countFile = join(dir, 'runs');
+      const lines = async () =>
+        (await readFile(countFile, 'utf8').catch(() => '')).split('\n').filter(Boolean);
+      const options = { scope: env.scope, leaseMs: LEASE_MS };
+
+      const doomed = await startProcess.call(harness, {
+        options,
+        implementation: { countFile, holdMs: 60_000 },
+      });
+      env.defer('killed process', () => doomed.close());
+      const key = env.key();
+      const sentAt = performance.now();
+      const lost = call(env.client(doomed.address), key);
+      await waitUntil(async () => (await lines()).length > 0, {
+        timeoutMs: env.timing.waitMs,
+        what: 'the handler to start in the first process',
+      });
+      await doomed.kill();
+      expect((await lost).code, 'the client of the killed process').toBe(status.UNAVAILABLE);
+
+      const survivor = await startProcess.call(harness, {
+        options,
+        implementation: { countFile, holdMs: 50 },
+      });
+      env.defer('process', () => survivor.close());
+      const client = env.client(survivor.address);
+      const deadline = performance.now() + LEASE_MS * 3 + env.timing.waitMs;
+      let aborted = 0;
+      let answer: CallResult | undefined;
+      while (performance.now() < deadline) {
+        const result = await call(client, key);
+        const arrivedBeforeLapse = performance.now() - sentAt < LEASE_MS;
+        if (result.code !== status.ABORTED) {
+          expect(arrivedBeforeLapse, 'the dead process lease was still live').toBe(false);
+          answer = result;
+          break;
+        }
+        aborted += 1;
+        expect(text(result.trailers, 'retry-after-ms')).toMatch(/^[1-9]\d*$/);
+        await sleep(100);
+      }
+      if (!answer) throw new Error('the retry never ran after the lease lapsed');
+      expect(answer.code, answer.details).toBe(status.OK);
+      expect(text(answer.initial, REPLAYED)).toBeUndefined();
+      expect(answer.reply?.charge_id).toMatch(/^done by \d+$/);
+      expect(aborted, 'ABORTED while the dead process held the lease').toBeGreaterThan(0);
+
+      const replay = await call(client, key);
+      expect(text(replay.initial, REPLAYED)).toBe('true');
+      expect(replay.reply?.charge_id).toBe(answer.reply?.charge_id);
+      const runs = await lines();
+      expect(
+        runs.filter((line) => line.startsWith('start')),
+        'handler starts',
+      ).toHaveLength(2);
+      expect(
+        runs.filter((line) => line.startsWith('end')),
+        'handler completions',
+      ).toHaveLength(1);
+    },
+  );
+}
