@@ -49,10 +49,11 @@ afterAll(async () => {
 const installed = (pkg: PublishablePackage) => join(project, 'node_modules', pkg.name);
 
 describe('the packed packages in a new npm project', () => {
-  it('publishes core, the adapters, the HTTP front and the conformance suites', () => {
+  it('publishes core, the adapters, the HTTP and gRPC fronts and the conformance suites', () => {
     expect(packages.map((pkg) => pkg.name)).toEqual([
       '@idemq/conformance',
       '@idemq/core',
+      '@idemq/grpc',
       '@idemq/http',
       '@idemq/kafka',
       '@idemq/rabbitmq',

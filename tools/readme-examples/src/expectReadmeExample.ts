@@ -11,6 +11,7 @@ export const README_EXAMPLE_PACKAGES = [
   'kafka',
   'sqs',
   'http',
+  'grpc',
 ] as const;
 
 /**
