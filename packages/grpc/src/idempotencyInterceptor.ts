@@ -69,10 +69,10 @@ function guardedCall(
             metadata: metadata as Metadata,
             request: message,
           };
-          decide(settings, guard, method, request, response, () => pass(message)).then(
-            (answer) => sendAnswer(call, method, response, answer),
-            (error: unknown) => sendAnswer(call, method, response, unexpected(error)),
-          );
+          decide(settings, guard, method, request, response, () => pass(message))
+            .catch(unexpected)
+            .then((answer) => sendAnswer(call, method, response, answer))
+            .catch((error: unknown) => sendAnswer(call, method, response, unexpected(error)));
         },
         onReceiveHalfClose(pass) {
           response.handlerStarted();
@@ -158,7 +158,7 @@ function refusal(kind: 'key-missing' | 'key-malformed', detail: string): GrpcAns
   return { kind: 'status', status: refusalStatus({ kind, detail }) };
 }
 
-/** A hook that threw (key, principal, fingerprint): the call fails INTERNAL, as a handler's would. */
+/** A hook that threw (key, principal, fingerprint) or a stored reply that no longer decodes: INTERNAL. */
 function unexpected(error: unknown): GrpcAnswer {
   const detail = `idempotency: ${error instanceof Error ? error.message : String(error)}`;
   return { kind: 'status', status: refusalStatus({ kind: 'handler-failed', detail }) };

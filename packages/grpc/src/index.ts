@@ -1,4 +1,9 @@
 // @idemq/grpc: idempotent unary RPCs for grpc-js servers and clients.
+export {
+  IDEMPOTENCY_CLIENT_DEFAULTS,
+  type IdempotencyClientOptions,
+  idempotencyClientInterceptor,
+} from './client/index.js';
 export { idempotencyContext } from './context.js';
 export { idempotencyInterceptor } from './idempotencyInterceptor.js';
 export { GRPC_IDEMPOTENCY_DEFAULTS } from './options.js';

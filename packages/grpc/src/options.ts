@@ -1,5 +1,6 @@
 import { DEFAULT_MAX_RESULT_BYTES, IDEMPOTENCY_DEFAULTS, type Store } from '@idemq/core';
 import { OptionsCheck, requestFingerprint } from '@idemq/core/adapter';
+import { isKeyMetadataName } from './metadataName.js';
 import { readGuardedMethods } from './methods.js';
 import { storedByDefault } from './statusPolicy.js';
 import type { GrpcIdempotencyOptions, GuardableMethod, GuardedCall } from './types.js';
@@ -47,11 +48,7 @@ export function resolveGrpcSettings(options: GrpcIdempotencyOptions): GrpcSettin
     .text('scope', options.scope, true)
     .oneOf('required', options.required, [true, false])
     .expect(
-      options.metadataKey === undefined ||
-        (typeof options.metadataKey === 'string' &&
-          /^[0-9a-z_.-]+$/.test(options.metadataKey) &&
-          !options.metadataKey.endsWith('-bin') &&
-          !options.metadataKey.startsWith('grpc-')),
+      options.metadataKey === undefined || isKeyMetadataName(options.metadataKey),
       `metadataKey must be a lower-case text metadata name outside grpc-*, got ${JSON.stringify(options.metadataKey)}`,
     )
     .fn('key', options.key, true)
