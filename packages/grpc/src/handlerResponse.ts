@@ -69,7 +69,10 @@ export class HandlerResponse {
   }
 
   onStatus(sent: SentStatus, next: (status: SentStatus) => void): void {
-    if (this.passing) return next(sent);
+    if (this.passing) {
+      next(sent);
+      return;
+    }
     this.heldStatus = next;
     this.finish(sent);
   }
