@@ -12,6 +12,7 @@ export {
   type ForeignProducerCase,
   runForeignProducerCase,
 } from './foreignProducer.js';
+export { type ForkedServer, forkServerProcess } from './forkServerProcess.js';
 export {
   type BrokerInspector,
   type QueueDepth,

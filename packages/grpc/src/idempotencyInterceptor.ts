@@ -31,14 +31,7 @@ import type { GrpcIdempotencyOptions, GuardableMethod, GuardedCall } from './typ
  */
 export function idempotencyInterceptor(options: GrpcIdempotencyOptions): ServerInterceptor {
   const settings = resolveGrpcSettings(options);
-  const guard = createResponseGuard({
-    store: options.store,
-    scope: settings.scope,
-    leaseMs: options.leaseMs,
-    ttlMs: options.ttlMs,
-    inProgressRetryMaxDelayMs: options.inProgressRetryMaxDelayMs,
-    onStoreError: options.onStoreError,
-  });
+  const guard = createResponseGuard({ ...options, scope: settings.scope });
   return (descriptor, call) => {
     const method = settings.guarded.get(descriptor.path);
     return method === undefined

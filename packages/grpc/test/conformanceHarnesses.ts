@@ -1,7 +1,6 @@
-import { fork } from 'node:child_process';
-import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import type { ServerInterceptor } from '@grpc/grpc-js';
+import { forkServerProcess } from '@idemq/conformance';
 import type { GrpcHarness, GrpcProcess, GrpcProcessSetup } from '@idemq/conformance/grpc';
 import { type Store, uuidv7 } from '@idemq/core';
 import { redisStore } from '@idemq/redis';
@@ -57,19 +56,6 @@ async function startProcess(setup: GrpcProcessSetup): Promise<GrpcProcess> {
     options: setup.options,
     implementation: setup.implementation,
   };
-  const child = fork(PROCESS_ENTRY, [JSON.stringify(config)], { stdio: 'inherit' });
-  const exited = once(child, 'exit');
-  const [message] = (await Promise.race([
-    once(child, 'message'),
-    exited.then(() => {
-      throw new Error('the server process exited before listening');
-    }),
-  ])) as [{ address: string }];
-  const end = async (signal: NodeJS.Signals) => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill(signal);
-      await exited;
-    }
-  };
-  return { address: message.address, kill: () => end('SIGKILL'), close: () => end('SIGTERM') };
+  const server = await forkServerProcess<{ address: string }>(PROCESS_ENTRY, config);
+  return { address: server.ready.address, kill: server.kill, close: server.close };
 }

@@ -72,14 +72,7 @@ export function createGuard<Req, Answer>(
   caller?: string,
 ): Guard<Req, Answer> {
   const settings = resolveHttpSettings(options, front, caller);
-  const responseGuard = createResponseGuard({
-    store: options.store,
-    scope: settings.scope,
-    leaseMs: options.leaseMs,
-    ttlMs: options.ttlMs,
-    inProgressRetryMaxDelayMs: options.inProgressRetryMaxDelayMs,
-    onStoreError: options.onStoreError,
-  });
+  const responseGuard = createResponseGuard({ ...options, scope: settings.scope });
   const answers: ResponseFront<Answer> = {
     refuse: (refusal) => refuse(front, refusal),
     replay: (stored) => front.replay(stored),

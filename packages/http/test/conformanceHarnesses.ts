@@ -1,8 +1,12 @@
-import { fork } from 'node:child_process';
-import { once } from 'node:events';
 import { createServer } from 'node:http';
 import { fileURLToPath } from 'node:url';
-import type { HttpHarness, HttpProcess, HttpProcessSetup, HttpRoute } from '@idemq/conformance';
+import {
+  forkServerProcess,
+  type HttpHarness,
+  type HttpProcess,
+  type HttpProcessSetup,
+  type HttpRoute,
+} from '@idemq/conformance';
 import { memoryStore, type Store, uuidv7 } from '@idemq/core';
 import { redisStore } from '@idemq/redis';
 import { freePort } from '@idemq/services';
@@ -140,19 +144,6 @@ async function startProcess(binding: Binding, setup: HttpProcessSetup): Promise<
     options: setup.options,
     route: setup.route,
   };
-  const child = fork(PROCESS_ENTRY, [JSON.stringify(config)], { stdio: 'inherit' });
-  const exited = once(child, 'exit');
-  const [message] = (await Promise.race([
-    once(child, 'message'),
-    exited.then(() => {
-      throw new Error('the server process exited before listening');
-    }),
-  ])) as [{ url: string }];
-  const end = async (signal: NodeJS.Signals) => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill(signal);
-      await exited;
-    }
-  };
-  return { url: message.url, kill: () => end('SIGKILL'), close: () => end('SIGTERM') };
+  const server = await forkServerProcess<{ url: string }>(PROCESS_ENTRY, config);
+  return { url: server.ready.url, kill: server.kill, close: server.close };
 }

@@ -1,8 +1,6 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { status } from '@grpc/grpc-js';
 import { expect } from 'vitest';
+import { RunLog } from '../runLog.js';
 import type { Suite } from '../suite.js';
 import { sleep, waitUntil } from '../wait.js';
 import { type CallResult, call, type GrpcEnv, REPLAYED, text } from './grpcEnv.js';
@@ -23,11 +21,9 @@ export function registerCrashCases(suite: Suite<GrpcEnv, GrpcHarness>): void {
     'a server SIGKILLed mid-call: the retried call gets ABORTED while the lease holds, then runs the handler again and completes it exactly once; later retries replay it',
     async (env) => {
       if (!startProcess) throw new Error('unreachable');
-      const dir = await mkdtemp(join(tmpdir(), 'idemq-grpc-g12-'));
-      env.defer('count file', () => rm(dir, { recursive: true, force: true }));
-      const countFile = join(dir, 'runs');
-      const lines = async () =>
-        (await readFile(countFile, 'utf8').catch(() => '')).split('\n').filter(Boolean);
+      const log = await RunLog.create('idemq-grpc-g12-');
+      env.defer('count file', () => log.remove());
+      const countFile = log.file;
       const options = { scope: env.scope, leaseMs: LEASE_MS };
 
       const doomed = await startProcess.call(harness, {
@@ -38,7 +34,7 @@ export function registerCrashCases(suite: Suite<GrpcEnv, GrpcHarness>): void {
       const key = env.key();
       const sentAt = performance.now();
       const lost = call(env.client(doomed.address), key);
-      await waitUntil(async () => (await lines()).length > 0, {
+      await waitUntil(async () => (await log.lines()).length > 0, {
         timeoutMs: env.timing.waitMs,
         what: 'the handler to start in the first process',
       });
@@ -75,15 +71,7 @@ export function registerCrashCases(suite: Suite<GrpcEnv, GrpcHarness>): void {
       const replay = await call(client, key);
       expect(text(replay.initial, REPLAYED)).toBe('true');
       expect(replay.reply?.charge_id).toBe(answer.reply?.charge_id);
-      const runs = await lines();
-      expect(
-        runs.filter((line) => line.startsWith('start')),
-        'handler starts',
-      ).toHaveLength(2);
-      expect(
-        runs.filter((line) => line.startsWith('end')),
-        'handler completions',
-      ).toHaveLength(1);
+      expect(await log.counts(), 'handler starts and completions').toEqual({ starts: 2, ends: 1 });
     },
   );
 }

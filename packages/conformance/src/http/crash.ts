@@ -1,7 +1,5 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { expect } from 'vitest';
+import { RunLog } from '../runLog.js';
 import type { Suite } from '../suite.js';
 import { sleep, waitUntil } from '../wait.js';
 import type { HttpHarness } from './harness.js';
@@ -22,11 +20,9 @@ export function registerCrashCases(suite: Suite<HttpEnv, HttpHarness>): void {
     'a server SIGKILLed mid-route: the retry gets 409 while the lease holds, then runs the route again and completes it exactly once; later retries replay it',
     async (env) => {
       if (!startProcess) throw new Error('unreachable');
-      const dir = await mkdtemp(join(tmpdir(), 'idemq-http-h08-'));
-      env.defer('count file', () => rm(dir, { recursive: true, force: true }));
-      const countFile = join(dir, 'runs');
-      const lines = async () =>
-        (await readFile(countFile, 'utf8').catch(() => '')).split('\n').filter(Boolean);
+      const log = await RunLog.create('idemq-http-h08-');
+      env.defer('count file', () => log.remove());
+      const countFile = log.file;
       const options = { scope: env.scope, leaseMs: LEASE_MS };
 
       const doomed = await startProcess.call(harness, {
@@ -40,7 +36,7 @@ export function registerCrashCases(suite: Suite<HttpEnv, HttpHarness>): void {
         (response) => response.status,
         () => 'connection lost' as const,
       );
-      await waitUntil(async () => (await lines()).length > 0, {
+      await waitUntil(async () => (await log.lines()).length > 0, {
         timeoutMs: env.timing.waitMs,
         what: 'the route to start in the first process',
       });
@@ -79,15 +75,7 @@ export function registerCrashCases(suite: Suite<HttpEnv, HttpHarness>): void {
       const replay = await send(url, key);
       expect(replay.headers.get(REPLAYED)).toBe('true');
       expect(await replay.text()).toBe(text);
-      const runs = await lines();
-      expect(
-        runs.filter((line) => line.startsWith('start')),
-        'route starts',
-      ).toHaveLength(2);
-      expect(
-        runs.filter((line) => line.startsWith('end')),
-        'route completions',
-      ).toHaveLength(1);
+      expect(await log.counts(), 'route starts and completions').toEqual({ starts: 2, ends: 1 });
     },
   );
 }
