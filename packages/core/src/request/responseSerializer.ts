@@ -1,4 +1,5 @@
-import { jsonSerializer, type ResultSerializer } from '../engine/serializer.js';
+import { jsonSerializer } from '../engine/serializer.js';
+import type { ResultSerializer } from '../engine/types.js';
 import { isStoredResponse, type ResponseLine } from './storedResponse.js';
 
 /**
