@@ -78,12 +78,70 @@ describe('cli', () => {
     });
   });
 
-  it('refuses --duplicates with --transport http', async () => {
+  it.each(['http', 'grpc'])('refuses --duplicates with --transport %s', async (transport) => {
     const run = capture();
-    expect(await main(['--transport', 'http', '--duplicates', '10%'], run.io)).toBe(
+    expect(await main(['--transport', transport, '--duplicates', '10%'], run.io)).toBe(
       ExitCodes.usage,
     );
-    expect(run.stderr()).toMatch(/--duplicates does not apply/);
+    expect(run.stderr()).toMatch(
+      new RegExp(`--duplicates does not apply to --transport ${transport}`),
+    );
+  });
+
+  it('parses --transport grpc: payments, clients, seed, store, JSON', () => {
+    expect(parseCli(['--transport', 'grpc', '--seed', '5'])).toEqual({
+      kind: 'grpc',
+      json: false,
+      scenario: { payments: 500, clients: 16, seed: 5, timeoutMs: 60_000, store: 'memory' },
+    });
+    expect(
+      parseCli([
+        '--',
+        '--transport',
+        'grpc',
+        '--messages',
+        '40',
+        '--consumers',
+        '4',
+        '--store',
+        'redis',
+        '--json',
+      ]),
+    ).toMatchObject({
+      kind: 'grpc',
+      json: true,
+      scenario: { payments: 40, clients: 4, store: 'redis' },
+    });
+    expect(() => parseCli(['--transport', 'grpc', '--consumers', '257'])).toThrow(
+      /--consumers must be a whole number from 1 to 256/,
+    );
+  });
+
+  it('runs the gRPC payments API with clients whose deadlines expire, prints the summary, exits 0', async () => {
+    const run = capture();
+    const code = await main(
+      ['--transport', 'grpc', '--messages', '40', '--consumers', '4', '--seed', '3'],
+      run.io,
+    );
+    expect(run.stderr()).toBe('');
+    expect(code).toBe(ExitCodes.ok);
+    const text = run.stdout();
+    expect(text).toMatch(/^idemq demo · transport grpc .* · store memory · 4 clients · seed 3$/m);
+    expect(text).toMatch(/│ payments requested +│ +40 │/);
+    expect(text).toMatch(/│ deadline expiries +│/);
+    expect(text).toMatch(/│ ABORTED +│/);
+    expect(text).toMatch(/│ charged +│ +40 │ of 40 requested/);
+    expect(text).toMatch(/│ charged twice +│ +0 │ must be 0: ok/);
+    expect(text).toMatch(/│ lost +│ +0 │ must be 0: ok/);
+    expect(text).toMatch(
+      /^OK: every payment charged exactly once, every client got its charge\.$/m,
+    );
+  });
+
+  it('lists grpc among the transports of an unknown --transport', async () => {
+    const run = capture();
+    expect(await main(['--transport', 'smoke'], run.io)).toBe(ExitCodes.usage);
+    expect(run.stderr()).toMatch(/choose one of: .*http, grpc/);
   });
 
   it('prints the summary table and exits 1 when payments are lost', async () => {

@@ -10,6 +10,12 @@ import { parseArgs } from 'node:util';
 import { randomSeed } from '@idemq/core/testing';
 import { storeNames, transportNames, UnsupportedAdapterError } from './adapters.js';
 import {
+  GRPC_SCENARIO_DEFAULTS,
+  type GrpcScenarioOptions,
+  runGrpcScenario,
+} from './grpc/grpcScenario.js';
+import { formatGrpcJson, formatGrpcSummary, grpcViolations } from './grpc/grpcSummary.js';
+import {
   HTTP_SCENARIO_DEFAULTS,
   type HttpScenarioOptions,
   runHttpScenario,
@@ -47,10 +53,13 @@ export interface CliIo {
 export type CliCommand =
   | { kind: 'help' }
   | { kind: 'run'; json: boolean; scenario: Omit<ScenarioOptions, 'signal'> }
-  | { kind: 'http'; json: boolean; scenario: Omit<HttpScenarioOptions, 'signal'> };
+  | { kind: 'http'; json: boolean; scenario: Omit<HttpScenarioOptions, 'signal'> }
+  | { kind: 'grpc'; json: boolean; scenario: Omit<GrpcScenarioOptions, 'signal'> };
 
-/** The transport that is not a broker: a payments API over HTTP and retrying clients. */
+/** A transport that is not a broker: a payments API over HTTP and retrying clients. */
 export const HTTP_TRANSPORT = 'http';
+/** The same over gRPC: a unary method behind @idemq/grpc's interceptor, clients with deadlines. */
+export const GRPC_TRANSPORT = 'grpc';
 
 /** Help text, printed by `--help`. */
 export const HELP = `Usage: pnpm demo [options]
@@ -74,7 +83,11 @@ Options:
                        or http: a payments API (POST /payments, Idempotency-Key) and clients
                        that time out and retry with the same key; there --messages is the
                        payments (default ${HTTP_SCENARIO_DEFAULTS.payments}) and --consumers the clients
-                       (default ${HTTP_SCENARIO_DEFAULTS.clients}), --duplicates does not apply
+                       (default ${HTTP_SCENARIO_DEFAULTS.clients}), --duplicates does not apply;
+                       or grpc: the same payments API as a unary gRPC method (idempotency-key
+                       metadata) whose clients' deadlines expire, plus transient UNAVAILABLE
+                       failures; the same options as http (defaults ${GRPC_SCENARIO_DEFAULTS.payments} payments,
+                       ${GRPC_SCENARIO_DEFAULTS.clients} clients)
   --store <name>       idempotency store: ${storeNames.join(', ')} (default ${SCENARIO_DEFAULTS.store})
   --json               print the figures as JSON on stdout (progress goes to stderr)
   -h, --help           show this help
@@ -100,22 +113,19 @@ export function parseCli(argv: readonly string[]): CliCommand {
   if (!storeNames.includes(store)) {
     throw new UsageError(new UnsupportedAdapterError('store', store, storeNames).message);
   }
-  if (transport === HTTP_TRANSPORT) {
+  if (transport === HTTP_TRANSPORT || transport === GRPC_TRANSPORT) {
     if (values.duplicates !== undefined) {
-      throw new UsageError('--duplicates does not apply to --transport http: every retry is one');
+      throw new UsageError(
+        `--duplicates does not apply to --transport ${transport}: every retry is one`,
+      );
     }
+    const defaults = transport === HTTP_TRANSPORT ? HTTP_SCENARIO_DEFAULTS : GRPC_SCENARIO_DEFAULTS;
     return {
-      kind: 'http',
+      kind: transport,
       json: values.json ?? false,
       scenario: {
-        payments: integer(
-          '--messages',
-          values.messages,
-          HTTP_SCENARIO_DEFAULTS.payments,
-          1,
-          1_000_000,
-        ),
-        clients: integer('--consumers', values.consumers, HTTP_SCENARIO_DEFAULTS.clients, 1, 256),
+        payments: integer('--messages', values.messages, defaults.payments, 1, 1_000_000),
+        clients: integer('--consumers', values.consumers, defaults.clients, 1, 256),
         seed: integer('--seed', values.seed, randomSeed(), 0, 0xffff_ffff),
         timeoutMs: integer(
           '--timeout-ms',
@@ -130,8 +140,11 @@ export function parseCli(argv: readonly string[]): CliCommand {
   }
   if (!transportNames.includes(transport)) {
     throw new UsageError(
-      new UnsupportedAdapterError('transport', transport, [...transportNames, HTTP_TRANSPORT])
-        .message,
+      new UnsupportedAdapterError('transport', transport, [
+        ...transportNames,
+        HTTP_TRANSPORT,
+        GRPC_TRANSPORT,
+      ]).message,
     );
   }
   return {
@@ -170,7 +183,22 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     return ExitCodes.ok;
   }
 
-  if (command.kind === 'http') return runHttp(command, io);
+  if (command.kind === 'http') {
+    const { scenario } = command;
+    return runApi(command.json, io, (signal) => runHttpScenario({ ...scenario, ...signal }), {
+      summary: formatHttpSummary,
+      json: formatHttpJson,
+      violations: httpViolations,
+    });
+  }
+  if (command.kind === 'grpc') {
+    const { scenario } = command;
+    return runApi(command.json, io, (signal) => runGrpcScenario({ ...scenario, ...signal }), {
+      summary: formatGrpcSummary,
+      json: formatGrpcJson,
+      violations: grpcViolations,
+    });
+  }
 
   // With --json, stdout carries only the JSON document.
   const progressStream = command.json ? (io.stderr as ProgressStream) : io.stdout;
@@ -194,21 +222,30 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
   return violations(figures).length === 0 ? ExitCodes.ok : ExitCodes.invariantViolated;
 }
 
-/** `--transport http`: no progress bar (the run takes seconds), the HTTP summary. */
-async function runHttp(command: Extract<CliCommand, { kind: 'http' }>, io: CliIo): Promise<number> {
-  let figures: Awaited<ReturnType<typeof runHttpScenario>>;
+/** How a payments API run (http, grpc) is reported. */
+interface ApiReport<Figures> {
+  summary(figures: Figures): string;
+  json(figures: Figures): string;
+  violations(figures: Figures): string[];
+}
+
+/** `--transport http|grpc`: no progress bar (the run takes seconds), the transport's summary. */
+async function runApi<Figures extends { interrupted: boolean }>(
+  json: boolean,
+  io: CliIo,
+  run: (signal: { signal?: AbortSignal }) => Promise<Figures>,
+  report: ApiReport<Figures>,
+): Promise<number> {
+  let figures: Figures;
   try {
-    figures = await runHttpScenario({
-      ...command.scenario,
-      ...(io.signal === undefined ? {} : { signal: io.signal }),
-    });
+    figures = await run(io.signal === undefined ? {} : { signal: io.signal });
   } catch (error) {
     io.stderr.write(`error: the demo failed: ${describeError(error)}\n`);
     return ExitCodes.invariantViolated;
   }
-  io.stdout.write(`${command.json ? formatHttpJson(figures) : formatHttpSummary(figures)}\n`);
+  io.stdout.write(`${json ? report.json(figures) : report.summary(figures)}\n`);
   if (figures.interrupted) return ExitCodes.interrupted;
-  return httpViolations(figures).length === 0 ? ExitCodes.ok : ExitCodes.invariantViolated;
+  return report.violations(figures).length === 0 ? ExitCodes.ok : ExitCodes.invariantViolated;
 }
 
 function parse(args: string[]) {

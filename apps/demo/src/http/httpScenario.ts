@@ -6,11 +6,11 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { uuidv7 } from '@idemq/core';
-import { seededRandom } from '@idemq/core/testing';
 import { idempotency } from '@idemq/http/node';
 import { resolveStore } from '../adapters.js';
+import { plannedDurations, runPaymentClients } from '../payments/paymentClients.js';
+import { type ClientOutcome, PaymentsLedger } from '../payments/paymentsLedger.js';
 import { listenLocally } from './localServer.js';
-import { type ClientOutcome, PaymentsLedger } from './paymentsLedger.js';
 import { type AttemptEvent, sendWithRetries } from './retryingClient.js';
 
 export interface HttpScenarioOptions {
@@ -93,8 +93,7 @@ export async function runHttpScenario(options: HttpScenarioOptions): Promise<Htt
     AbortSignal.timeout(options.timeoutMs),
     ...(options.signal ? [options.signal] : []),
   ]);
-  const random = seededRandom(options.seed);
-  const routeMs = Array.from({ length: options.payments }, () => Math.round(random() * maxRouteMs));
+  const routeMs = plannedDurations(options.seed, options.payments, maxRouteMs);
   const ledger = new PaymentsLedger();
   const counts = {
     attempts: 0,
@@ -141,45 +140,43 @@ export async function runHttpScenario(options: HttpScenarioOptions): Promise<Htt
     }),
   );
 
-  const outcomes: ClientOutcome[] = [];
-  let next = 0;
-  const client = async () => {
-    while (next < options.payments && !deadline.aborted) {
-      const seq = next++;
-      const paymentId = `pay_${String(seq).padStart(6, '0')}`;
-      // One key per logical payment, reused by every retry.
-      const key = uuidv7();
-      const body: PaymentRequest = { seq, paymentId, amountCents: 100 + ((seq * 7919) % 99_900) };
-      const result = await sendWithRetries(
-        `${server.url}/payments`,
-        {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify(body),
-        },
-        key,
-        {
-          attemptTimeoutMs: clientTimeoutMs,
-          maxAttempts: D.maxAttempts,
-          baseBackoffMs: D.baseBackoffMs,
-          maxBackoffMs: D.maxBackoffMs,
-          onAttempt,
-        },
-      );
-      let chargeId: string | undefined;
-      if (result.ok && result.response.status === 201) {
-        chargeId = (JSON.parse(result.body) as { chargeId?: string }).chargeId;
-      } else if (errors.length < 5) {
-        errors.push(
-          `${paymentId}: ${result.ok ? `HTTP ${result.response.status}` : result.reason}`,
-        );
-      }
-      outcomes.push({ paymentId, chargeId });
-    }
-  };
-
+  let outcomes: ClientOutcome[];
   try {
-    await Promise.all(Array.from({ length: options.clients }, client));
+    outcomes = await runPaymentClients({
+      payments: options.payments,
+      clients: options.clients,
+      signal: deadline,
+      pay: async ({ seq, paymentId, amountCents }) => {
+        // One key per logical payment, reused by every retry.
+        const key = uuidv7();
+        const body: PaymentRequest = { seq, paymentId, amountCents };
+        const result = await sendWithRetries(
+          `${server.url}/payments`,
+          {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify(body),
+          },
+          key,
+          {
+            attemptTimeoutMs: clientTimeoutMs,
+            maxAttempts: D.maxAttempts,
+            baseBackoffMs: D.baseBackoffMs,
+            maxBackoffMs: D.maxBackoffMs,
+            onAttempt,
+          },
+        );
+        if (result.ok && result.response.status === 201) {
+          return (JSON.parse(result.body) as { chargeId?: string }).chargeId;
+        }
+        if (errors.length < 5) {
+          errors.push(
+            `${paymentId}: ${result.ok ? `HTTP ${result.response.status}` : result.reason}`,
+          );
+        }
+        return undefined;
+      },
+    });
     // Routes whose clients gave up may still be charging: wait for them before judging.
     await sleep(maxRouteMs + 50);
   } finally {
@@ -187,10 +184,6 @@ export async function runHttpScenario(options: HttpScenarioOptions): Promise<Htt
     await storeKit.close();
   }
 
-  // Payments never sent (time ran out, Ctrl-C) are lost too.
-  for (let seq = outcomes.length; seq < options.payments; seq++) {
-    outcomes.push({ paymentId: `never-sent-${seq}`, chargeId: undefined });
-  }
   const report = ledger.report(outcomes);
   return {
     transport: 'http',

@@ -1,32 +1,21 @@
 /** The end of an HTTP run: the invariants checked, the summary table, the JSON figures. */
+import { mustBeZero, paymentVerdict, paymentViolations } from '../payments/paymentsVerdict.js';
 import { table } from '../summary.js';
 import type { HttpRunFigures } from './httpScenario.js';
 
 /** Every broken invariant of an HTTP run, as sentences; empty when the run is correct. */
 export function httpViolations(figures: HttpRunFigures): string[] {
-  const problems: string[] = [];
-  const sample = (ids: readonly string[]) => (ids.length > 0 ? ` (e.g. ${ids.join(', ')})` : '');
-  if (figures.chargedTwice > 0) {
-    problems.push(
-      `${figures.chargedTwice} payment(s) charged more than once${sample(figures.samples.chargedTwice)}`,
-    );
-  }
-  if (figures.lost > 0) {
-    problems.push(
-      `${figures.lost} payment(s) whose client never got its charge${sample(figures.samples.lost)}`,
-    );
-  }
-  if (figures.unexpectedStatuses > 0) {
-    problems.push(`${figures.unexpectedStatuses} answer(s) neither 2xx, 409 nor a replay`);
-  }
-  if (figures.timedOut) problems.push('the run timed out before every payment was answered');
-  return problems;
+  return paymentViolations(
+    figures,
+    figures.unexpectedStatuses > 0
+      ? [`${figures.unexpectedStatuses} answer(s) neither 2xx, 409 nor a replay`]
+      : [],
+  );
 }
 
 /** The human summary of an HTTP run. */
 export function formatHttpSummary(figures: HttpRunFigures): string {
   const n = (value: number) => value.toLocaleString('en-US');
-  const mustBeZero = (value: number) => (value === 0 ? 'must be 0: ok' : 'must be 0: FAILED');
   const retries = figures.attempts - figures.requested;
   const rows: [string, string, string][] = [
     ['payments requested', n(figures.requested), `by ${figures.clients} clients, one key each`],
@@ -54,12 +43,7 @@ export function formatHttpSummary(figures: HttpRunFigures): string {
   const header =
     `idemq demo · transport http (${figures.server}) · store ${figures.store} · ` +
     `${figures.clients} clients · seed ${figures.seed}`;
-  const problems = httpViolations(figures);
-  const verdict = figures.interrupted
-    ? 'INTERRUPTED: the run was stopped before every payment was answered.'
-    : problems.length === 0
-      ? 'OK: every payment charged exactly once, every client got its charge.'
-      : `FAILED:\n${problems.map((problem) => `  - ${problem}`).join('\n')}`;
+  const verdict = paymentVerdict(figures, httpViolations(figures));
   const errors = figures.samples.errors.map((error) => `  error: ${error}`);
   return [header, table(rows), verdict, ...errors].join('\n');
 }

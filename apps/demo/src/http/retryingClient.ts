@@ -4,6 +4,7 @@
  * `idempotentFetch` from `@idemq/http/client` takes over.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import { retryBackoffMs } from '../payments/paymentClients.js';
 
 export interface RetryingClientOptions {
   /** Each attempt gives up after this long (the server's route may still finish). */
@@ -44,7 +45,7 @@ export async function sendWithRetries(
 ): Promise<SendResult> {
   let lastReason = 'no attempt';
   for (let attempt = 1; attempt <= options.maxAttempts; attempt++) {
-    let waitMs = backoff(attempt, options);
+    let waitMs = retryBackoffMs(attempt, options.baseBackoffMs, options.maxBackoffMs);
     try {
       const response = await fetch(url, {
         ...init,
@@ -73,12 +74,6 @@ export async function sendWithRetries(
     if (attempt < options.maxAttempts) await sleep(waitMs);
   }
   return { ok: false, reason: lastReason, attempts: options.maxAttempts };
-}
-
-/** Full-jitter exponential backoff, capped. */
-function backoff(attempt: number, options: RetryingClientOptions): number {
-  const cap = Math.min(options.maxBackoffMs, options.baseBackoffMs * 2 ** (attempt - 1));
-  return Math.round(Math.random() * cap);
 }
 
 /** `Retry-After` in delay-seconds form, as ms; undefined when absent or a date. */

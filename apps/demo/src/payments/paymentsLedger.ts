@@ -1,6 +1,9 @@
-/** The side effect of the payments API, kept outside the idempotency layer: what was charged. */
+/**
+ * The side effect of the payments API (over HTTP or gRPC), kept outside the idempotency layer:
+ * what was charged.
+ */
 
-/** One charge, as the route made it. */
+/** One charge, as the route or the gRPC handler made it. */
 export interface Charge {
   chargeId: string;
   paymentId: string;
@@ -24,7 +27,7 @@ export interface LedgerReport {
   lost: string[];
 }
 
-/** Every charge the route made, in order. */
+/** Every charge the service made, in order. */
 export class PaymentsLedger {
   private readonly charges = new Map<string, Charge[]>();
   private sequence = 0;
