@@ -6,6 +6,8 @@
  *   (idemq's consumer beside a raw consumer on each transport: transports/cli.ts)
  * pnpm bench http [--runs 3] [--duration 5] [--connections 64] [--only idemq,hand] [--json file]
  *   (a no-op POST route bare and behind idempotency layers: http/cli.ts)
+ * pnpm bench grpc [--runs 3] [--duration 5] [--concurrency 64] [--only idemq,hand] [--json file]
+ *   (a trivial unary method bare and behind idempotency interceptors: grpc/cli.ts)
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
@@ -13,6 +15,7 @@ import { Redis } from 'ioredis';
 import { parseCli, USAGE } from './args.js';
 import { type BenchReport, benchNamespace, namespacePatterns, runBench } from './bench.js';
 import { killChildren } from './children.js';
+import { GRPC_COMMAND } from './grpc/types.js';
 import { HTTP_COMMAND } from './http/types.js';
 import { deleteKeys } from './redisInfo.js';
 import { spliceDocument, toMarkdown, toText } from './report.js';
@@ -23,6 +26,10 @@ async function main(): Promise<void> {
   if (argv[0] === HTTP_COMMAND) {
     const { httpMain } = await import('./http/cli.js');
     return httpMain(argv.slice(1));
+  }
+  if (argv[0] === GRPC_COMMAND) {
+    const { grpcMain } = await import('./grpc/cli.js');
+    return grpcMain(argv.slice(1));
   }
   if (argv[0] === TRANSPORTS_COMMAND) {
     // Loaded on demand: the store bench needs no broker client.

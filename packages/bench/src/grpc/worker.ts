@@ -1,0 +1,5 @@
+/* Child-process entry of one gRPC server (see ../childSession.ts). */
+import { serveSession } from '../serveSession.js';
+import { openGrpcServer } from './servers.js';
+
+serveSession(openGrpcServer, { maxRssBytes: 0 });
