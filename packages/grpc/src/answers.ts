@@ -31,15 +31,25 @@ export function storedAnswer(
   const { code, details, metadata: trailing } = answer.status;
   const stored: StoredResponse = {
     status: code,
-    headers: allowListedLines(metadataLines(answer.metadata), settings.replayMetadata),
-    trailers: allowListedLines(metadataLines(trailing), settings.replayMetadata),
-    message: details,
+    headers: replayedLines(settings, answer.metadata),
   };
-  if (code !== status.OK || !answer.hasMessage) return stored;
+  const trailers = replayedLines(settings, trailing);
+  if (trailers.length > 0) stored.trailers = trailers;
+  if (code !== status.OK) {
+    stored.message = details;
+    return stored;
+  }
+  if (!answer.hasMessage) return stored;
   const bytes = method.responseSerialize(answer.message as never);
   if (bytes.byteLength > settings.maxResponseBytes) stored.bodyOmitted = 'too-large';
   else stored.body = bytes;
   return stored;
+}
+
+/** The allow-listed lines of `metadata`; none to read when nothing is allow-listed. */
+function replayedLines(settings: GrpcSettings, metadata: Metadata | null | undefined) {
+  if (settings.replayMetadata.size === 0 || !metadata) return [];
+  return allowListedLines(metadataLines(metadata), settings.replayMetadata);
 }
 
 /** Ends the call with its answer. */
@@ -93,11 +103,7 @@ function replay(
   const message = method.responseDeserialize(Buffer.from(stored.body as Uint8Array));
   call.sendMetadata(replayedMetadata(stored.headers));
   call.sendMessage(message, () =>
-    call.sendStatus({
-      code: status.OK,
-      details: stored.message ?? 'OK',
-      metadata: metadataOf(stored.trailers),
-    }),
+    call.sendStatus({ code: status.OK, details: 'OK', metadata: metadataOf(stored.trailers) }),
   );
 }
 

@@ -34,7 +34,7 @@ export class HandlerResponse {
   private passing = false;
   private cancelled = false;
   private settle: { resolve(answer: HandlerAnswer): void; reject(error: Error): void } | undefined;
-  private outcome: { answer: HandlerAnswer } | { error: Error } | undefined;
+  private outcome: { answer: HandlerAnswer } | { neverStarted: true } | undefined;
 
   constructor(private readonly path: string) {}
 
@@ -43,7 +43,7 @@ export class HandlerResponse {
     if (this.outcome) {
       return 'answer' in this.outcome
         ? Promise.resolve(this.outcome.answer)
-        : Promise.reject(this.outcome.error);
+        : Promise.reject(new HandlerNeverStarted(this.path));
     }
     return new Promise((resolve, reject) => {
       this.settle = { resolve, reject };
@@ -79,7 +79,7 @@ export class HandlerResponse {
 
   onCancel(): void {
     this.cancelled = true;
-    if (!this.started) this.fail(new HandlerNeverStarted(this.path));
+    if (!this.started) this.neverStarts();
     else if (this.hasMessage) this.finish(this.okAfterCancel());
   }
 
@@ -111,9 +111,10 @@ export class HandlerResponse {
     this.settle?.resolve(answer);
   }
 
-  private fail(error: Error): void {
+  /** The handler will never answer; the error is made only for a run that awaits it. */
+  private neverStarts(): void {
     if (this.outcome) return;
-    this.outcome = { error };
-    this.settle?.reject(error);
+    this.outcome = { neverStarted: true };
+    this.settle?.reject(new HandlerNeverStarted(this.path));
   }
 }

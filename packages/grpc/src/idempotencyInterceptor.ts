@@ -62,10 +62,7 @@ function guardedCall(
             metadata: metadata as Metadata,
             request: message,
           };
-          decide(settings, guard, method, request, response, () => pass(message))
-            .catch(unexpected)
-            .then((answer) => sendAnswer(call, method, response, answer))
-            .catch((error: unknown) => sendAnswer(call, method, response, unexpected(error)));
+          void serve(settings, guard, method, call, request, response, () => pass(message));
         },
         onReceiveHalfClose(pass) {
           response.handlerStarted();
@@ -80,6 +77,24 @@ function guardedCall(
     sendMessage: (message, next) => response.onMessage(message, next),
     sendStatus: (sent, next) => response.onStatus(sent, next),
   });
+}
+
+/** Decides the call's answer and sends it; never rejects. */
+async function serve(
+  settings: GrpcSettings,
+  guard: ResponseGuard,
+  method: GuardableMethod,
+  call: ServerInterceptingCallInterface,
+  request: GuardedCall,
+  response: HandlerResponse,
+  forward: () => void,
+): Promise<void> {
+  try {
+    const answer = await decide(settings, guard, method, request, response, forward);
+    sendAnswer(call, method, response, answer);
+  } catch (error) {
+    sendAnswer(call, method, response, unexpected(error));
+  }
 }
 
 /** Reads the key, claims it and runs the handler, or answers without it. */

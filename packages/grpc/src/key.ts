@@ -14,12 +14,11 @@ export function readKey(
   values: readonly (MetadataValue | undefined)[],
   maxLength: number,
 ): KeyRead {
-  const present = values.filter((value) => value !== undefined);
-  if (present.length === 0) return { kind: 'missing' };
-  if (present.length > 1) {
-    return { kind: 'malformed', reason: `the call carries ${present.length} keys; send one` };
+  const value = values[0];
+  if (value === undefined) return { kind: 'missing' };
+  if (values.length > 1) {
+    return { kind: 'malformed', reason: `the call carries ${values.length} keys; send one` };
   }
-  const [value] = present;
   if (typeof value !== 'string') return { kind: 'malformed', reason: 'the key must be text' };
   if (value.length === 0) return { kind: 'malformed', reason: 'the key is empty' };
   if (value.length > maxLength) {

@@ -1,5 +1,5 @@
 import { DEFAULT_MAX_RESULT_BYTES, IDEMPOTENCY_DEFAULTS, type Store } from '@idemq/core';
-import { OptionsCheck, requestFingerprint } from '@idemq/core/adapter';
+import { OptionsCheck } from '@idemq/core/adapter';
 import { isKeyMetadataName } from './metadataName.js';
 import { readGuardedMethods } from './methods.js';
 import { storedByDefault } from './statusPolicy.js';
@@ -29,7 +29,11 @@ export interface GrpcSettings {
   key: ((call: GuardedCall) => string | undefined) | undefined;
   maxKeyLength: number;
   principal: GrpcIdempotencyOptions['principal'];
-  fingerprint: (call: GuardedCall, requestBytes: Uint8Array) => string | Promise<string>;
+  /** What the engine fingerprints: by default the request bytes themselves (the scope has the path). */
+  fingerprint: (
+    call: GuardedCall,
+    requestBytes: Uint8Array,
+  ) => string | Uint8Array | Promise<string>;
   replayMetadata: ReadonlySet<string>;
   storeStatus: (code: number) => boolean;
   maxResponseBytes: number;
@@ -76,9 +80,7 @@ export function resolveGrpcSettings(options: GrpcIdempotencyOptions): GrpcSettin
     key: options.key,
     maxKeyLength: options.maxKeyLength ?? GRPC_IDEMPOTENCY_DEFAULTS.maxKeyLength,
     principal: options.principal,
-    fingerprint:
-      options.fingerprint ??
-      ((call, requestBytes) => requestFingerprint([call.method], requestBytes)),
+    fingerprint: options.fingerprint ?? ((_call, requestBytes) => requestBytes),
     replayMetadata: new Set((options.replayMetadata ?? []).map((name) => name.toLowerCase())),
     storeStatus: options.storeStatus ?? storedByDefault,
     maxResponseBytes: options.maxResponseBytes ?? GRPC_IDEMPOTENCY_DEFAULTS.maxResponseBytes,

@@ -60,8 +60,8 @@ export interface GrpcIdempotencyOptions {
   /** The tenant part of the scope: one tenant never replays another's response. */
   principal?: (call: GuardedCall) => string | undefined | Promise<string | undefined>;
   /**
-   * What makes two calls with one key "the same". @default SHA-256 of the method path and the
-   * request message as the method's serializer encodes it
+   * What makes two calls with one key "the same" (the engine hashes it). @default the request
+   * message as the method's serializer encodes it (keys are per method: the scope holds its path)
    */
   fingerprint?: (call: GuardedCall, requestBytes: Uint8Array) => string | Promise<string>;
   /** Response metadata (initial and trailing) a replay repeats. @default none */

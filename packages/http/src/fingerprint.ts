@@ -1,4 +1,4 @@
-import { requestFingerprint } from '@idemq/core/adapter';
+import { createHash } from 'node:crypto';
 
 /**
  * The default request fingerprint: SHA-256 (hex) over the method, the request target (path and
@@ -8,5 +8,8 @@ import { requestFingerprint } from '@idemq/core/adapter';
  * requests (422), never a replay of the first order's answer.
  */
 export function defaultFingerprint(method: string, target: string, body: Uint8Array): string {
-  return requestFingerprint([method, target], body);
+  return createHash('sha256')
+    .update(`${method.length}:${method}${target.length}:${target}`)
+    .update(body)
+    .digest('hex');
 }

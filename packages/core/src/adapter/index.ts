@@ -8,7 +8,6 @@ export { type CloudEventIdentity, cloudEventIdentity } from '../ids/cloudEvents.
 export { recordKey } from '../ids/recordKey.js';
 export { requestIdFromBytes, validateRequestId } from '../ids/requestId.js';
 export { OptionsCheck } from '../options/optionsCheck.js';
-export { requestFingerprint } from '../request/requestFingerprint.js';
 export { requestScope } from '../request/requestScope.js';
 export {
   createResponseGuard,

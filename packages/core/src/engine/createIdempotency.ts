@@ -69,9 +69,9 @@ export function createIdempotency(options: IdempotencyOptions): Idempotency {
     async run(requestId, fn, runOptions = {}) {
       checkKey(requestId, maxRequestIdBytes);
       const scope = runOptions.scope ?? settings.scope;
-      if (runOptions.scope !== undefined || runOptions.onAbort !== undefined) {
-        checkRunOptions(runOptions);
-      }
+      // A front passes a scope on every call: a valid one skips building the check.
+      const scopeValid = runOptions.scope === undefined || isNonEmptyText(runOptions.scope);
+      if (!scopeValid || runOptions.onAbort !== undefined) checkRunOptions(runOptions);
       const execution = await execute(settings, requestId, fn, runOptions);
       switch (execution.kind) {
         case 'processed': {
@@ -130,6 +130,10 @@ export function createIdempotency(options: IdempotencyOptions): Idempotency {
 }
 
 /** The per-call options that change where and how the record is kept, checked like the fixed ones. */
+function isNonEmptyText(value: unknown): boolean {
+  return typeof value === 'string' && value.length > 0;
+}
+
 function checkRunOptions(runOptions: RunOptions): void {
   new OptionsCheck('run')
     .text('scope', runOptions.scope, true)

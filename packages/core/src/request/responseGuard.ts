@@ -45,8 +45,8 @@ export interface ProducedResponse<Answer> {
 export interface GuardedRequest<Answer> {
   key: string;
   scope: string;
-  /** The request's fingerprint: a retry with another one is `key-reuse`. */
-  payload: string;
+  /** What the request's fingerprint is made of (hashed by the engine): a retry with another is `key-reuse`. */
+  payload: string | Uint8Array;
   produce(ctx: HandlerContext): Promise<ProducedResponse<Answer>>;
 }
 

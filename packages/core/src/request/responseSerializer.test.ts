@@ -62,3 +62,32 @@ describe('responseSerializer', () => {
     expect(responseSerializer.deserialize(jsonSerializer.serialize(other))).toEqual(other);
   });
 });
+
+describe('responseSerializer.deserialize', () => {
+  it.each([
+    ...Object.entries(envelopes).map(([name, envelope]) => [
+      name,
+      jsonSerializer.serialize(envelope),
+    ]),
+    ['an unknown tag in a header', '~1:{"status":200,"headers":[["a","~x:1"]],"body":"~b:AAE="}'],
+    ['an extra field', '~1:{"status":200,"headers":[],"body":"~b:AAE=","extra":"~~y"}'],
+    ['a body that is not bytes', '~1:{"status":200,"headers":[],"body":"~~plain"}'],
+    ['headers that are not lines', '~1:{"status":200,"headers":{"a":"b"},"body":"~b:AAE="}'],
+    ['plain JSON', '{"status":200,"headers":[]}'],
+  ])('reads %s exactly as core’s serializer does (or fails as it does)', (_name, text) => {
+    let expected: unknown;
+    let expectedError: unknown;
+    try {
+      expected = jsonSerializer.deserialize(text);
+    } catch (error) {
+      expectedError = error;
+    }
+    if (expectedError !== undefined) {
+      expect(() => responseSerializer.deserialize(text)).toThrow(
+        String((expectedError as Error).message),
+      );
+    } else {
+      expect(responseSerializer.deserialize(text)).toEqual(expected);
+    }
+  });
+});
