@@ -117,9 +117,11 @@ async function decide(
   if (read.kind === 'malformed')
     return refusal('key-malformed', `${keySource(settings)}: ${read.reason}`);
   const key = read.key;
-  const principal = await settings.principal?.(call);
+  // Hooks may be async; the defaults are not, and an await costs a turn of the event loop.
+  const principal = settings.principal ? await settings.principal(call) : undefined;
   const requestBytes = method.requestSerialize(call.request as never);
-  const payload = await settings.fingerprint(call, requestBytes);
+  const fingerprint = settings.fingerprint(call, requestBytes);
+  const payload = fingerprint instanceof Promise ? await fingerprint : fingerprint;
   return guard(
     {
       key,
