@@ -94,7 +94,7 @@ describe('pnpm bench grpc options', () => {
     expect(parseGrpcCli(['--only', 'hand,idemq', '--runs', '2'])).toMatchObject({
       runs: 2,
       durationSeconds: 5,
-      concurrency: 64,
+      load: 64,
       servers: ['idemq', 'hand'],
     });
   });

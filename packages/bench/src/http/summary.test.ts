@@ -53,7 +53,7 @@ describe('pnpm bench http options', () => {
     expect(parseHttpCli(['--only', 'hand,idemq', '--runs', '2'])).toMatchObject({
       runs: 2,
       durationSeconds: 5,
-      connections: 64,
+      load: 64,
       servers: ['idemq', 'hand'],
     });
   });

@@ -1,0 +1,145 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { loadavg } from 'node:os';
+import { dirname } from 'node:path';
+import { parseArgs } from 'node:util';
+import { Redis } from 'ioredis';
+import { positiveIntegerReader } from './args.js';
+import { killChildren } from './children.js';
+import { describeMachine, machineFacts, redactUrl } from './machine.js';
+import { deleteKeys, globEscape, serverFacts } from './redisInfo.js';
+
+/**
+ * What differs between the benchmarks of servers under load (`pnpm bench http`, `pnpm bench
+ * grpc`): their command, servers, load option and how they run and report.
+ */
+export interface ServerBench<Name extends string, Row> {
+  /** The sub-command, also in the Redis namespace: `http`, `grpc`. */
+  command: string;
+  usage: string;
+  servers: readonly Name[];
+  isServerName(name: string): name is Name;
+  /** The option that sets the load: `connections` (autocannon), `concurrency` (calls in flight). */
+  loadOption: string;
+  defaults: { runs: number; duration: number; load: number };
+  run(options: ServerBenchRun<Name>): Promise<Row[]>;
+  markdown(rows: Row[], command: string, machine: string): string;
+}
+
+/** A parsed command line. */
+export interface ServerBenchOptions<Name extends string> {
+  runs: number;
+  durationSeconds: number;
+  /** The value of `loadOption`. */
+  load: number;
+  servers: Name[];
+  json?: string;
+}
+
+/** What a bench's `run` gets. */
+export interface ServerBenchRun<Name extends string> {
+  redisUrl: string;
+  servers: Name[];
+  runs: number;
+  durationSeconds: number;
+  load: number;
+  namespace: string;
+  log(line: string): void;
+}
+
+/** The sub-command's options, every problem reported at once; `help` when usage was asked for. */
+export function parseServerBenchCli<Name extends string, Row>(
+  bench: ServerBench<Name, Row>,
+  argv: string[],
+): ServerBenchOptions<Name> | 'help' {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      runs: { type: 'string' },
+      duration: { type: 'string' },
+      [bench.loadOption]: { type: 'string' },
+      only: { type: 'string' },
+      json: { type: 'string' },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+    strict: true,
+  });
+  if (values.help) return 'help';
+  const text = (name: string) => {
+    const value = values[name];
+    return typeof value === 'string' ? value : undefined;
+  };
+  const problems: string[] = [];
+  const positive = positiveIntegerReader(problems);
+  const names = text('only')
+    ?.split(',')
+    .map((n) => n.trim()) ?? [...bench.servers];
+  for (const name of names) {
+    if (!bench.isServerName(name)) {
+      problems.push(
+        `--only: unknown server ${JSON.stringify(name)} (known: ${bench.servers.join(', ')})`,
+      );
+    }
+  }
+  const json = text('json');
+  const options: ServerBenchOptions<Name> = {
+    runs: positive('runs', text('runs'), bench.defaults.runs),
+    durationSeconds: positive('duration', text('duration'), bench.defaults.duration),
+    load: positive(bench.loadOption, text(bench.loadOption), bench.defaults.load),
+    servers: bench.servers.filter((s) => names.includes(s)),
+    ...(json === undefined ? {} : { json }),
+  };
+  if (problems.length > 0) throw new Error(`${problems.join('\n')}\n\n${bench.usage}`);
+  return options;
+}
+
+/** `pnpm bench <command> …` (argv after the sub-command): runs, prints the table, cleans Redis. */
+export async function serverBenchMain<Name extends string, Row>(
+  bench: ServerBench<Name, Row>,
+  argv: string[],
+): Promise<void> {
+  const options = parseServerBenchCli(bench, argv);
+  if (options === 'help') {
+    process.stdout.write(`${bench.usage}\n`);
+    return;
+  }
+  const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+  const namespace = `idemq-bench-${bench.command}-${randomBytes(4).toString('hex')}`;
+  const admin = new Redis(redisUrl, { maxRetriesPerRequest: 1 });
+  const cleanUp = () => deleteKeys(admin, [`*${globEscape(namespace)}*`]).catch(() => 0);
+  const interrupt = async () => {
+    killChildren();
+    await cleanUp();
+    process.exit(130);
+  };
+  process.once('SIGINT', interrupt);
+  const loadAtStart = loadavg()[0] ?? Number.NaN;
+  const startedAt = new Date();
+  const command = ['pnpm bench', bench.command, ...argv].join(' ');
+  try {
+    const rows = await bench.run({
+      redisUrl,
+      servers: options.servers,
+      runs: options.runs,
+      durationSeconds: options.durationSeconds,
+      load: options.load,
+      namespace,
+      log: (line) => process.stderr.write(`[bench] ${line}\n`),
+    });
+    const facts = await serverFacts(admin);
+    const machine = describeMachine(
+      machineFacts(loadAtStart),
+      [`Redis ${facts.version} at ${redactUrl(redisUrl)}`],
+      startedAt.toISOString(),
+      Date.now() - startedAt.getTime(),
+    );
+    process.stdout.write(`\n${bench.markdown(rows, command, machine)}\n`);
+    if (options.json) {
+      await mkdir(dirname(options.json), { recursive: true });
+      await writeFile(options.json, `${JSON.stringify({ command, machine, rows }, null, 2)}\n`);
+    }
+  } finally {
+    await cleanUp();
+    admin.disconnect();
+  }
+}
