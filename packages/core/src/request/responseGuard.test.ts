@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { StoreUnavailableError } from '../errors/store.js';
 import { memoryStore } from '../store/memoryStore.js';
-import type { Store } from '../store/store.js';
+import { faultyStore } from '../testing/faultyStore.js';
 import {
   createResponseGuard,
   type GuardedRequest,
@@ -114,17 +113,8 @@ describe('createResponseGuard', () => {
   });
 
   it('refuses with store-unavailable and a retry hint when the store is down, or runs unguarded with onStoreError: process', async () => {
-    const down = new Proxy(memoryStore(), {
-      get(target, property) {
-        if (property === 'claim') {
-          return async () => {
-            throw new StoreUnavailableError('down for the test', { reason: 'unreachable' });
-          };
-        }
-        const value: unknown = Reflect.get(target, property, target);
-        return typeof value === 'function' ? value.bind(target) : value;
-      },
-    }) as Store;
+    const down = faultyStore(memoryStore());
+    down.setDown(true);
     let runs = 0;
     const produce = async () => answered(`run ${++runs}`);
     const failing = createResponseGuard({ store: down, scope: 'guard' });
