@@ -1,12 +1,9 @@
-import { DEFAULT_MAX_RESULT_BYTES, IDEMPOTENCY_DEFAULTS, type Store } from '@idemq/core';
-import { OptionsCheck } from '@idemq/core/adapter';
+import { IDEMPOTENCY_DEFAULTS, type Store } from '@idemq/core';
+import { DEFAULT_MAX_STORED_BODY_BYTES, OptionsCheck } from '@idemq/core/adapter';
 import { isKeyMetadataName } from './metadataName.js';
 import { readGuardedMethods } from './methods.js';
 import { storedByDefault } from './statusPolicy.js';
 import type { GrpcIdempotencyOptions, GuardableMethod, GuardedCall } from './types.js';
-
-/** Room left in the store's default result limit for the metadata of a response. */
-const ENVELOPE_ROOM_BYTES = 4 * 1024;
 
 export const GRPC_IDEMPOTENCY_DEFAULTS = Object.freeze({
   scope: 'grpc',
@@ -15,8 +12,7 @@ export const GRPC_IDEMPOTENCY_DEFAULTS = Object.freeze({
   maxKeyLength: 255,
   ttlMs: IDEMPOTENCY_DEFAULTS.completedTtlMs,
   onStoreError: 'fail',
-  // Base64 makes stored bytes 4/3 as long.
-  maxResponseBytes: Math.floor(((DEFAULT_MAX_RESULT_BYTES - ENVELOPE_ROOM_BYTES) * 3) / 4),
+  maxResponseBytes: DEFAULT_MAX_STORED_BODY_BYTES,
 } as const);
 
 /** The options with every default filled in. */

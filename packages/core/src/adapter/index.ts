@@ -24,6 +24,7 @@ export { responseSerializer } from '../request/responseSerializer.js';
 export {
   allowListedLines,
   type BodyOmission,
+  DEFAULT_MAX_STORED_BODY_BYTES,
   isStoredResponse,
   type ResponseLine,
   type StoredResponse,

@@ -1,3 +1,16 @@
+import { DEFAULT_MAX_RESULT_BYTES } from '../store/resultLimit.js';
+
+/** Room left in the store's default result limit for the status, headers and trailers. */
+const ENVELOPE_ROOM_BYTES = 4 * 1024;
+
+/**
+ * The largest body a front stores by default: what fits the store's default result limit beside
+ * the envelope, base64 making stored bytes 4/3 as long.
+ */
+export const DEFAULT_MAX_STORED_BODY_BYTES = Math.floor(
+  ((DEFAULT_MAX_RESULT_BYTES - ENVELOPE_ROOM_BYTES) * 3) / 4,
+);
+
 /** Why a stored response has no body. */
 export type BodyOmission = 'too-large';
 
