@@ -1,7 +1,7 @@
 import { Metadata, ServerInterceptingCall, type ServerInterceptor, status } from '@grpc/grpc-js';
 import { describeFailedCases, failedCaseIds, runCollectedCases } from '@idemq/conformance';
 import { collectGrpcCases, paymentsService } from '@idemq/conformance/grpc';
-import type { CompleteRequest, Store } from '@idemq/core';
+import type { Store } from '@idemq/core';
 import { describe, expect, it } from 'vitest';
 import { type GrpcIdempotencyOptions, idempotencyInterceptor } from '../src/index.js';
 import {
@@ -9,6 +9,7 @@ import {
   type MakeInterceptors,
   type StoreKind,
 } from './conformanceHarnesses.js';
+import { storeWith } from './storeWith.js';
 
 /*
  * Negative controls of the gRPC conformance suite: a checker is trusted only when broken
@@ -49,13 +50,7 @@ const rewritingStatuses =
 
 /** A store that forgets each record as it completes it: the record is released instead. */
 function forgetful(store: Store): Store {
-  return new Proxy(store, {
-    get(target, property) {
-      if (property === 'complete') return (request: CompleteRequest) => target.release(request);
-      const value: unknown = Reflect.get(target, property, target);
-      return typeof value === 'function' ? value.bind(target) : value;
-    },
-  });
+  return storeWith(store, { complete: (request) => store.release(request) });
 }
 
 const controls: Array<{

@@ -17,6 +17,7 @@ import {
   idempotencyInterceptor,
 } from '../src/index.js';
 import { serve } from './grpcServer.js';
+import { storeWith } from './storeWith.js';
 
 interface Charge {
   account: string;
@@ -204,14 +205,8 @@ describe('idempotencyInterceptor', () => {
   });
 
   it('aborts the handler’s signal when the lease is lost, and its client still gets the reply', async () => {
-    const store = memoryStore();
-    const losing = new Proxy(store, {
-      get(target, property) {
-        if (property === 'renew' || property === 'complete') return async () => 'lease-lost';
-        const value: unknown = Reflect.get(target, property, target);
-        return typeof value === 'function' ? value.bind(target) : value;
-      },
-    });
+    const lost = async () => 'lease-lost' as const;
+    const losing = storeWith(memoryStore(), { renew: lost, complete: lost });
     let abortedInHandler = false;
     const { client } = await start(
       (call, callback) => {
@@ -231,16 +226,10 @@ describe('idempotencyInterceptor', () => {
 
   it('leaves a call cancelled before its handler started FAILED, so that the retry runs it once', async () => {
     const store = memoryStore();
-    const slowClaims = new Proxy(store, {
-      get(target, property) {
-        if (property === 'claim') {
-          return async (request: Parameters<Store['claim']>[0]) => {
-            await new Promise((resolve) => setTimeout(resolve, 300));
-            return target.claim(request);
-          };
-        }
-        const value: unknown = Reflect.get(target, property, target);
-        return typeof value === 'function' ? value.bind(target) : value;
+    const slowClaims = storeWith(store, {
+      claim: async (request) => {
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        return store.claim(request);
       },
     });
     let runs = 0;
