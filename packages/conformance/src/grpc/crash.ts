@@ -1,9 +1,9 @@
 import { status } from '@grpc/grpc-js';
 import { expect } from 'vitest';
-import { RunLog } from '../runLog.js';
+import { RunLog, retryPastLease } from '../runLog.js';
 import type { Suite } from '../suite.js';
-import { sleep, waitUntil } from '../wait.js';
-import { type CallResult, call, type GrpcEnv, REPLAYED, text } from './grpcEnv.js';
+import { waitUntil } from '../wait.js';
+import { call, type GrpcEnv, REPLAYED, text } from './grpcEnv.js';
 import type { GrpcHarness } from './harness.js';
 
 /** Short, so the case waits little for it to lapse, yet longer than a process start. */
@@ -47,22 +47,16 @@ export function registerCrashCases(suite: Suite<GrpcEnv, GrpcHarness>): void {
       });
       env.defer('process', () => survivor.close());
       const client = env.client(survivor.address);
-      const deadline = performance.now() + LEASE_MS * 3 + env.timing.waitMs;
-      let aborted = 0;
-      let answer: CallResult | undefined;
-      while (performance.now() < deadline) {
-        const result = await call(client, key);
-        const arrivedBeforeLapse = performance.now() - sentAt < LEASE_MS;
-        if (result.code !== status.ABORTED) {
-          expect(arrivedBeforeLapse, 'the dead process lease was still live').toBe(false);
-          answer = result;
-          break;
-        }
-        aborted += 1;
-        expect(text(result.trailers, 'retry-after-ms')).toMatch(/^[1-9]\d*$/);
-        await sleep(100);
-      }
-      if (!answer) throw new Error('the retry never ran after the lease lapsed');
+      const { answer, refusals: aborted } = await retryPastLease({
+        send: () => call(client, key),
+        refused: (result) => result.code === status.ABORTED,
+        onRefused: (result) => {
+          expect(text(result.trailers, 'retry-after-ms')).toMatch(/^[1-9]\d*$/);
+        },
+        sentAt,
+        leaseMs: LEASE_MS,
+        timeoutMs: LEASE_MS * 3 + env.timing.waitMs,
+      });
       expect(answer.code, answer.details).toBe(status.OK);
       expect(text(answer.initial, REPLAYED)).toBeUndefined();
       expect(answer.reply?.charge_id).toMatch(/^done by \d+$/);

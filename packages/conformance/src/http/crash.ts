@@ -1,7 +1,7 @@
 import { expect } from 'vitest';
-import { RunLog } from '../runLog.js';
+import { RunLog, retryPastLease } from '../runLog.js';
 import type { Suite } from '../suite.js';
-import { sleep, waitUntil } from '../wait.js';
+import { waitUntil } from '../wait.js';
 import type { HttpHarness } from './harness.js';
 import { type HttpEnv, REPLAYED, send } from './httpEnv.js';
 
@@ -49,23 +49,17 @@ export function registerCrashCases(suite: Suite<HttpEnv, HttpHarness>): void {
       });
       env.defer('process', () => survivor.close());
       const url = `${survivor.url}/r`;
-      const deadline = performance.now() + LEASE_MS * 3 + env.timing.waitMs;
-      let conflicts = 0;
-      let answer: Response | undefined;
-      while (performance.now() < deadline) {
-        const response = await send(url, key);
-        const arrivedBeforeLapse = performance.now() - sentAt < LEASE_MS;
-        if (response.status !== 409) {
-          expect(arrivedBeforeLapse, 'the dead process lease was still live').toBe(false);
-          answer = response;
-          break;
-        }
-        conflicts += 1;
-        expect(response.headers.get('retry-after')).toMatch(/^[1-9]\d*$/);
-        await response.arrayBuffer();
-        await sleep(100);
-      }
-      if (!answer) throw new Error('the retry never ran after the lease lapsed');
+      const { answer, refusals: conflicts } = await retryPastLease({
+        send: () => send(url, key),
+        refused: (response) => response.status === 409,
+        onRefused: async (response) => {
+          expect(response.headers.get('retry-after')).toMatch(/^[1-9]\d*$/);
+          await response.arrayBuffer();
+        },
+        sentAt,
+        leaseMs: LEASE_MS,
+        timeoutMs: LEASE_MS * 3 + env.timing.waitMs,
+      });
       expect(answer.status).toBe(201);
       expect(answer.headers.get(REPLAYED)).toBeNull();
       const text = await answer.text();
