@@ -143,3 +143,59 @@ export async function serverBenchMain<Name extends string, Row>(
     admin.disconnect();
   }
 }
+
+/** Each request a new key, or one key repeated (every request after the first a replay). */
+export type KeyMode = 'new' | 'replay';
+
+/** One server under one key mode. */
+export type Variant<Name extends string> = readonly [Name, KeyMode];
+
+/** Every server with new keys, and the guarded ones with a replayed key too, in table order. */
+export function benchVariants<Name extends string>(
+  servers: readonly Name[],
+  guarded: readonly Name[],
+): Variant<Name>[] {
+  return servers.flatMap((name): Variant<Name>[] =>
+    guarded.includes(name)
+      ? [
+          [name, 'new'],
+          [name, 'replay'],
+        ]
+      : [[name, 'new']],
+  );
+}
+
+/** What `interleavedRounds` loads and how it reports a round. */
+export interface RoundPlan<Name extends string, Round> {
+  variants: readonly Variant<Name>[];
+  runs: number;
+  durationSeconds: number;
+  namespace: string;
+  load(variant: Variant<Name>, seconds: number, tag: string): Promise<Round>;
+  describe(round: Round): string;
+  log(line: string): void;
+}
+
+/**
+ * A one-second unmeasured load of each variant (JIT, connections, scripts loaded), then `runs`
+ * rounds with every variant in turn, so that drift on the machine touches all alike. The rounds
+ * of each variant, in the order of `variants`.
+ */
+export async function interleavedRounds<Name extends string, Round>(
+  plan: RoundPlan<Name, Round>,
+): Promise<Round[][]> {
+  const { variants, namespace } = plan;
+  for (const [name, mode] of variants) {
+    await plan.load([name, mode], 1, `${namespace}-warm-${name}-${mode}`);
+  }
+  const rounds = variants.map((): Round[] => []);
+  for (let run = 0; run < plan.runs; run++) {
+    for (const [index, [name, mode]] of variants.entries()) {
+      const tag = `${namespace}-r${run}-${name}-${mode}`;
+      const round = await plan.load([name, mode], plan.durationSeconds, tag);
+      plan.log(`round ${run + 1}/${plan.runs} ${name} ${mode}: ${plan.describe(round)}`);
+      rounds[index]?.push(round);
+    }
+  }
+  return rounds;
+}

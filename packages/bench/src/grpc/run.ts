@@ -4,7 +4,9 @@
  * then the probes (round trips per new call and per replay, the duplicate storm) on the quiet
  * server.
  */
+
 import { childSession, type SessionHandle } from '../childSession.js';
+import { benchVariants, interleavedRounds, type KeyMode } from '../serverBench.js';
 import { type GrpcRow, type LoadRound, perCall, summarizeRounds } from './summary.js';
 import {
   type ClientCalls,
@@ -15,7 +17,6 @@ import {
   type GrpcServerInit,
   type GrpcServerName,
   GUARDED,
-  type KeyMode,
   replayedKey,
   type ServerCounters,
 } from './types.js';
@@ -61,50 +62,23 @@ export async function runGrpcBench(options: GrpcBenchOptions): Promise<GrpcRow[]
       ClientResult,
       { maxRssBytes: number }
     >(new URL('./clientWorker.js', import.meta.url), {});
-    const variants: [GrpcServerName, KeyMode][] = [];
-    for (const name of options.servers) {
-      variants.push([name, 'new']);
-      if (GUARDED.includes(name)) variants.push([name, 'replay']);
-    }
-    // Warm-up: one short unmeasured load each (JIT, channels, scripts loaded).
-    for (const [name, mode] of variants) {
-      await load(
-        client,
-        servers.get(name)!,
-        mode,
-        options.concurrency,
-        1,
-        `${options.namespace}-warm-${name}-${mode}`,
-      );
-    }
-    const rounds = new Map<string, LoadRound[]>();
-    for (let run = 0; run < options.runs; run++) {
-      for (const [name, mode] of variants) {
-        const round = await load(
-          client,
-          servers.get(name)!,
-          mode,
-          options.concurrency,
-          options.durationSeconds,
-          `${options.namespace}-r${run}-${name}-${mode}`,
-        );
-        options.log(
-          `round ${run + 1}/${options.runs} ${name} ${mode}: ${Math.round(round.callsPerSecond)} calls/s, ` +
-            `${Math.round(round.serverCpuUsPerCall)} µs CPU/call, p99 ${round.p99Ms.toFixed(1)} ms`,
-        );
-        const list = rounds.get(`${name}/${mode}`) ?? [];
-        list.push(round);
-        rounds.set(`${name}/${mode}`, list);
-      }
-    }
+    const loader = client;
+    const variants = benchVariants(options.servers, GUARDED);
+    const rounds = await interleavedRounds({
+      variants,
+      runs: options.runs,
+      durationSeconds: options.durationSeconds,
+      namespace: options.namespace,
+      load: ([name, mode], seconds, tag) =>
+        load(loader, servers.get(name)!, mode, options.concurrency, seconds, tag),
+      describe: (round) =>
+        `${Math.round(round.callsPerSecond)} calls/s, ` +
+        `${Math.round(round.serverCpuUsPerCall)} µs CPU/call, p99 ${round.p99Ms.toFixed(1)} ms`,
+      log: options.log,
+    });
     const rows: GrpcRow[] = [];
-    for (const [name, mode] of variants) {
-      const row = summarizeRounds(
-        name,
-        mode,
-        options.concurrency,
-        rounds.get(`${name}/${mode}`) ?? [],
-      );
+    for (const [index, [name, mode]] of variants.entries()) {
+      const row = summarizeRounds(name, mode, options.concurrency, rounds[index] ?? []);
       if (mode === 'new' && GUARDED.includes(name)) {
         row.probe = await probe(
           client,

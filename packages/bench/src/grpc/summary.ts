@@ -1,6 +1,8 @@
 /** Pure parts of the gRPC benchmark: rounds to medians, goals, the table. Tested on their own. */
+
+import type { KeyMode } from '../serverBench.js';
 import { median } from '../stats.js';
-import { GRPC_SERVER_LABEL, type GrpcServerName, type KeyMode } from './types.js';
+import { GRPC_SERVER_LABEL, type GrpcServerName } from './types.js';
 
 /** One load round against one server. */
 export interface LoadRound {

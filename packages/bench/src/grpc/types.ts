@@ -1,4 +1,5 @@
 /** The gRPC benchmark's servers, its load client, and what each round asks of them. */
+import type { KeyMode } from '../serverBench.js';
 
 /** The sub-command of `pnpm bench` that runs the gRPC benchmark. */
 export const GRPC_COMMAND = 'grpc';
@@ -47,9 +48,6 @@ export interface ServerCounters {
   /** The port it listens on, 127.0.0.1. */
   port: number;
 }
-
-/** Each call a new key, or one key repeated (every call after the first a replay). */
-export type KeyMode = 'new' | 'replay';
 
 /** The one key of a replay load tagged `tag`. */
 export function replayedKey(tag: string): string {

@@ -5,13 +5,8 @@
  */
 import autocannon from 'autocannon';
 import { childSession, type SessionHandle } from '../childSession.js';
-import {
-  type HttpRow,
-  type KeyMode,
-  type LoadRound,
-  perRequest,
-  summarizeRounds,
-} from './summary.js';
+import { benchVariants, interleavedRounds, type KeyMode } from '../serverBench.js';
+import { type HttpRow, type LoadRound, perRequest, summarizeRounds } from './summary.js';
 import {
   type CountersRequest,
   GUARDED,
@@ -54,47 +49,21 @@ export async function runHttpBench(options: HttpBenchOptions): Promise<HttpRow[]
       const { port } = await session.round({ reset: true });
       servers.set(name, { session, port });
     }
-    const variants: [HttpServerName, KeyMode][] = [];
-    for (const name of options.servers) {
-      variants.push([name, 'new']);
-      if (name === 'idemq' || name === 'hand') variants.push([name, 'replay']);
-    }
-    // Warm-up: one short unmeasured load each (JIT, connections, scripts loaded).
-    for (const [name, mode] of variants) {
-      await load(
-        servers.get(name)!,
-        mode,
-        options.connections,
-        1,
-        `${options.namespace}-warm-${name}-${mode}`,
-      );
-    }
-    const rounds = new Map<string, LoadRound[]>();
-    for (let run = 0; run < options.runs; run++) {
-      for (const [name, mode] of variants) {
-        const round = await load(
-          servers.get(name)!,
-          mode,
-          options.connections,
-          options.durationSeconds,
-          `${options.namespace}-r${run}-${name}-${mode}`,
-        );
-        options.log(
-          `round ${run + 1}/${options.runs} ${name} ${mode}: ${Math.round(round.requestsPerSecond)} req/s, p99 ${round.p99Ms} ms`,
-        );
-        const list = rounds.get(`${name}/${mode}`) ?? [];
-        list.push(round);
-        rounds.set(`${name}/${mode}`, list);
-      }
-    }
+    // Replays are loaded on the two whose replay path is the comparison; the peers' are not.
+    const variants = benchVariants(options.servers, ['idemq', 'hand']);
+    const rounds = await interleavedRounds({
+      variants,
+      runs: options.runs,
+      durationSeconds: options.durationSeconds,
+      namespace: options.namespace,
+      load: ([name, mode], seconds, tag) =>
+        load(servers.get(name)!, mode, options.connections, seconds, tag),
+      describe: (round) => `${Math.round(round.requestsPerSecond)} req/s, p99 ${round.p99Ms} ms`,
+      log: options.log,
+    });
     const rows: HttpRow[] = [];
-    for (const [name, mode] of variants) {
-      const row = summarizeRounds(
-        name,
-        mode,
-        options.connections,
-        rounds.get(`${name}/${mode}`) ?? [],
-      );
+    for (const [index, [name, mode]] of variants.entries()) {
+      const row = summarizeRounds(name, mode, options.connections, rounds[index] ?? []);
       if (mode === 'new' && GUARDED.includes(name)) {
         row.probe = await probe(
           servers.get(name)!.session,

@@ -1,9 +1,7 @@
 /** Pure parts of the HTTP benchmark: rounds to medians, goals, the table. Tested on their own. */
+import type { KeyMode } from '../serverBench.js';
 import { median } from '../stats.js';
 import { HTTP_SERVER_LABEL, type HttpServerName } from './types.js';
-
-/** Each request a new key, or one key repeated (every request after the first a replay). */
-export type KeyMode = 'new' | 'replay';
 
 /** One load round against one server. */
 export interface LoadRound {
