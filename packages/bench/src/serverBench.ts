@@ -6,6 +6,7 @@ import { parseArgs } from 'node:util';
 import { Redis } from 'ioredis';
 import { positiveIntegerReader } from './args.js';
 import { killChildren } from './children.js';
+import { childSession, type SessionHandle } from './childSession.js';
 import { describeMachine, machineFacts, redactUrl } from './machine.js';
 import { deleteKeys, globEscape, serverFacts } from './redisInfo.js';
 
@@ -198,4 +199,51 @@ export async function interleavedRounds<Name extends string, Round>(
     }
   }
   return rounds;
+}
+
+/** Asked of a bench's server between loads: read its counters, then zero them. */
+export interface CountersRequest {
+  reset: boolean;
+}
+
+/** A bench's server in its child process, and the port it listens on. */
+export interface ServerSession<Counters> {
+  session: SessionHandle<CountersRequest, Counters, { maxRssBytes: number }>;
+  port: number;
+}
+
+/**
+ * Starts each named server in a child process of its own (`worker`, given `{ server, redisUrl,
+ * namespace }`) and reads its port; closes the ones started if one fails to start.
+ */
+export async function openServerSessions<Name extends string, Counters extends { port: number }>(
+  worker: URL,
+  names: readonly Name[],
+  redisUrl: string,
+  namespace: string,
+): Promise<Map<Name, ServerSession<Counters>>> {
+  const servers = new Map<Name, ServerSession<Counters>>();
+  try {
+    for (const server of names) {
+      const session = await childSession<
+        { server: Name; redisUrl: string; namespace: string },
+        CountersRequest,
+        Counters,
+        { maxRssBytes: number }
+      >(worker, { server, redisUrl, namespace });
+      const { port } = await session.round({ reset: true });
+      servers.set(server, { session, port });
+    }
+    return servers;
+  } catch (error) {
+    await closeServerSessions(servers);
+    throw error;
+  }
+}
+
+/** Closes the servers' child processes. */
+export async function closeServerSessions(
+  servers: Map<string, ServerSession<unknown>>,
+): Promise<void> {
+  for (const { session } of servers.values()) await session.close().catch(() => undefined);
 }

@@ -6,15 +6,20 @@
  */
 
 import { childSession, type SessionHandle } from '../childSession.js';
-import { benchVariants, interleavedRounds, type KeyMode } from '../serverBench.js';
+import {
+  benchVariants,
+  closeServerSessions,
+  interleavedRounds,
+  type KeyMode,
+  openServerSessions,
+  type ServerSession,
+} from '../serverBench.js';
 import { type GrpcRow, type LoadRound, perCall, summarizeRounds } from './summary.js';
 import {
   type ClientCalls,
   type ClientLoad,
   type ClientRequest,
   type ClientResult,
-  type CountersRequest,
-  type GrpcServerInit,
   type GrpcServerName,
   GUARDED,
   replayedKey,
@@ -34,28 +39,18 @@ export interface GrpcBenchOptions {
   log: (line: string) => void;
 }
 
-type Server = SessionHandle<CountersRequest, ServerCounters, { maxRssBytes: number }>;
+type Server = ServerSession<ServerCounters>;
 type LoadClient = SessionHandle<ClientRequest, ClientResult, { maxRssBytes: number }>;
 
 export async function runGrpcBench(options: GrpcBenchOptions): Promise<GrpcRow[]> {
-  const servers = new Map<GrpcServerName, { session: Server; port: number }>();
+  const servers = await openServerSessions<GrpcServerName, ServerCounters>(
+    new URL('./worker.js', import.meta.url),
+    options.servers,
+    options.redisUrl,
+    options.namespace,
+  );
   let client: LoadClient | undefined;
   try {
-    for (const name of options.servers) {
-      const init: GrpcServerInit = {
-        server: name,
-        redisUrl: options.redisUrl,
-        namespace: options.namespace,
-      };
-      const session = await childSession<
-        GrpcServerInit,
-        CountersRequest,
-        ServerCounters,
-        { maxRssBytes: number }
-      >(new URL('./worker.js', import.meta.url), init);
-      const { port } = await session.round({ reset: true });
-      servers.set(name, { session, port });
-    }
     client = await childSession<
       Record<string, never>,
       ClientRequest,
@@ -92,7 +87,7 @@ export async function runGrpcBench(options: GrpcBenchOptions): Promise<GrpcRow[]
     return rows;
   } finally {
     await client?.close().catch(() => undefined);
-    for (const { session } of servers.values()) await session.close().catch(() => undefined);
+    await closeServerSessions(servers);
   }
 }
 
@@ -102,7 +97,7 @@ export async function runGrpcBench(options: GrpcBenchOptions): Promise<GrpcRow[]
  */
 async function load(
   client: LoadClient,
-  { session, port }: { session: Server; port: number },
+  { session, port }: Server,
   mode: KeyMode,
   concurrency: number,
   seconds: number,
@@ -131,7 +126,7 @@ async function load(
 /** Round trips per new call and per replay (sequential), then 100 concurrent same-key calls. */
 async function probe(
   client: LoadClient,
-  { session, port }: { session: Server; port: number },
+  { session, port }: Server,
   probeCalls: number,
   name: string,
 ) {

@@ -15,9 +15,10 @@ import { redisStore } from '@idemq/redis';
 import { Redis } from 'ioredis';
 import type { SessionHandle } from '../childSession.js';
 import { CommandCounter, countIoredis } from '../commandCounter.js';
+import type { CountersRequest } from '../serverBench.js';
 import { handInterceptor } from './handInterceptor.js';
 import { type ChargeReply, type ChargeRequest, loadPayments } from './proto.js';
-import type { CountersRequest, GrpcServerInit, ServerCounters } from './types.js';
+import type { GrpcServerInit, ServerCounters } from './types.js';
 
 /** Opens the server `init` names on 127.0.0.1 (a port the OS picks). */
 export async function openGrpcServer(

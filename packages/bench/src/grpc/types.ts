@@ -32,11 +32,6 @@ export interface GrpcServerInit {
   namespace: string;
 }
 
-/** Asked of a running server between loads: read its counters, then zero them. */
-export interface CountersRequest {
-  reset: boolean;
-}
-
 /** What a server counted since the last reset. */
 export interface ServerCounters {
   /** Times the `Charge` handler ran. */

@@ -4,16 +4,16 @@
  * probes (round trips per new request and per replay, the duplicate storm) on the quiet server.
  */
 import autocannon from 'autocannon';
-import { childSession, type SessionHandle } from '../childSession.js';
-import { benchVariants, interleavedRounds, type KeyMode } from '../serverBench.js';
-import { type HttpRow, type LoadRound, perRequest, summarizeRounds } from './summary.js';
 import {
-  type CountersRequest,
-  GUARDED,
-  type HttpServerInit,
-  type HttpServerName,
-  type ServerCounters,
-} from './types.js';
+  benchVariants,
+  closeServerSessions,
+  interleavedRounds,
+  type KeyMode,
+  openServerSessions,
+  type ServerSession,
+} from '../serverBench.js';
+import { type HttpRow, type LoadRound, perRequest, summarizeRounds } from './summary.js';
+import { GUARDED, type HttpServerName, type ServerCounters } from './types.js';
 
 export interface HttpBenchOptions {
   redisUrl: string;
@@ -27,28 +27,18 @@ export interface HttpBenchOptions {
   log: (line: string) => void;
 }
 
-type Server = SessionHandle<CountersRequest, ServerCounters, { maxRssBytes: number }>;
+type Server = ServerSession<ServerCounters>;
 
 const BODY = JSON.stringify({ amount: 1 });
 
 export async function runHttpBench(options: HttpBenchOptions): Promise<HttpRow[]> {
-  const servers = new Map<HttpServerName, { session: Server; port: number }>();
+  const servers = await openServerSessions<HttpServerName, ServerCounters>(
+    new URL('./worker.js', import.meta.url),
+    options.servers,
+    options.redisUrl,
+    options.namespace,
+  );
   try {
-    for (const name of options.servers) {
-      const init: HttpServerInit = {
-        server: name,
-        redisUrl: options.redisUrl,
-        namespace: options.namespace,
-      };
-      const session = await childSession<
-        HttpServerInit,
-        CountersRequest,
-        ServerCounters,
-        { maxRssBytes: number }
-      >(new URL('./worker.js', import.meta.url), init);
-      const { port } = await session.round({ reset: true });
-      servers.set(name, { session, port });
-    }
     // Replays are loaded on the two whose replay path is the comparison; the peers' are not.
     const variants = benchVariants(options.servers, ['idemq', 'hand']);
     const rounds = await interleavedRounds({
@@ -66,8 +56,7 @@ export async function runHttpBench(options: HttpBenchOptions): Promise<HttpRow[]
       const row = summarizeRounds(name, mode, options.connections, rounds[index] ?? []);
       if (mode === 'new' && GUARDED.includes(name)) {
         row.probe = await probe(
-          servers.get(name)!.session,
-          servers.get(name)!.port,
+          servers.get(name)!,
           options.probeRequests,
           `${options.namespace}-${name}`,
         );
@@ -76,7 +65,7 @@ export async function runHttpBench(options: HttpBenchOptions): Promise<HttpRow[]
     }
     return rows;
   } finally {
-    for (const { session } of servers.values()) await session.close().catch(() => undefined);
+    await closeServerSessions(servers);
   }
 }
 
@@ -85,7 +74,7 @@ export async function runHttpBench(options: HttpBenchOptions): Promise<HttpRow[]
  * server's CPU time is read over the load alone.
  */
 async function load(
-  { session, port }: { session: Server; port: number },
+  { session, port }: Server,
   mode: KeyMode,
   connections: number,
   seconds: number,
@@ -128,7 +117,7 @@ async function load(
 }
 
 /** Round trips per new request and per replay (sequential), then 100 concurrent same-key requests. */
-async function probe(session: Server, port: number, requests: number, name: string) {
+async function probe({ session, port }: Server, requests: number, name: string) {
   const url = `http://127.0.0.1:${port}/pay`;
   await session.round({ reset: true });
   for (let i = 0; i < requests; i++) await post(url, `"probe-new-${name}-${i}"`);

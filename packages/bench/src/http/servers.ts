@@ -17,7 +17,8 @@ import Fastify from 'fastify';
 import { Redis } from 'ioredis';
 import type { SessionHandle } from '../childSession.js';
 import { CommandCounter, countIoredis } from '../commandCounter.js';
-import type { CountersRequest, HttpServerInit, ServerCounters } from './types.js';
+import type { CountersRequest } from '../serverBench.js';
+import type { HttpServerInit, ServerCounters } from './types.js';
 
 // A CommonJS module whose class is `exports.default`.
 const RedisAdapter = redisAdapterPackage.default;

@@ -56,11 +56,6 @@ export interface HttpServerInit {
   namespace: string;
 }
 
-/** Asked of a running server between loads: read its counters, then zero them. */
-export interface CountersRequest {
-  reset: boolean;
-}
-
 /** What a server counted since the last reset. */
 export interface ServerCounters {
   /** Times the no-op route ran. */
