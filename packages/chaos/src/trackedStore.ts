@@ -3,7 +3,8 @@
  * to the ledger before the engine sees it, so the checker can tell a handler run under a real
  * claim from one that was not. `crash()` models a dead process: every later call hangs forever.
  */
-import type { Store } from '@idemq/core';
+import type { CompleteRequest, Store } from '@idemq/core';
+import { completeEach } from '@idemq/core/adapter';
 import type { Ledger } from './ledger.js';
 
 export interface TrackedStore extends Store {
@@ -16,6 +17,12 @@ const never = <T>() => new Promise<T>(() => undefined);
 export function trackedStore(inner: Store, ledger: Ledger): TrackedStore {
   let crashed = false;
   const guard = <T>(call: () => Promise<T>): Promise<T> => (crashed ? never<T>() : call());
+  const complete = (request: CompleteRequest) =>
+    guard(async () => {
+      const outcome = await inner.complete(request);
+      if (outcome === 'ok') await ledger.recordCompletion(request.requestId);
+      return outcome;
+    });
   return {
     crash() {
       crashed = true;
@@ -42,12 +49,9 @@ export function trackedStore(inner: Store, ledger: Ledger): TrackedStore {
         );
         return outcomes;
       }),
-    complete: (request) =>
-      guard(async () => {
-        const outcome = await inner.complete(request);
-        if (outcome === 'ok') await ledger.recordCompletion(request.requestId);
-        return outcome;
-      }),
+    complete,
+    // Through this wrapper's own completion, so every batched completion reaches the ledger too.
+    completeMany: (requests) => completeEach(complete, requests),
     fail: (request) => guard(() => inner.fail(request)),
     renew: (request) => guard(() => inner.renew(request)),
     release: (request) => guard(() => inner.release(request)),

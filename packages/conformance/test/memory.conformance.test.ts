@@ -35,6 +35,7 @@ function viewOf(store: Store): Store {
     claim: (request) => open(() => store.claim(request)),
     claimMany: (requests) => open(() => store.claimMany(requests)),
     complete: (request) => open(() => store.complete(request)),
+    completeMany: (requests) => open(() => store.completeMany(requests)),
     fail: (request) => open(() => store.fail(request)),
     renew: (request) => open(() => store.renew(request)),
     release: (request) => open(() => store.release(request)),

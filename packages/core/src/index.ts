@@ -95,6 +95,7 @@ export {
   RecordStates,
   type RenewRequest,
   type ResultOmission,
+  type SettledTransition,
   type Store,
   type StoredError,
   type TransitionOutcome,

@@ -1,11 +1,16 @@
 import type { Store } from '@idemq/core';
+import { completeEach } from '@idemq/core/adapter';
 
-/** `store` with some operations replaced: how the tests make a store misbehave on purpose. */
+/**
+ * `store` with some operations replaced: how the tests make a store misbehave on purpose. A
+ * batch of completions goes through `complete`, replaced or not.
+ */
 export function storeWith(store: Store, replaced: Partial<Store>): Store {
-  return {
+  const wrapped: Store = {
     claim: (request) => store.claim(request),
     claimMany: (requests) => store.claimMany(requests),
     complete: (request) => store.complete(request),
+    completeMany: (requests) => completeEach((request) => wrapped.complete(request), requests),
     fail: (request) => store.fail(request),
     renew: (request) => store.renew(request),
     release: (request) => store.release(request),
@@ -13,4 +18,5 @@ export function storeWith(store: Store, replaced: Partial<Store>): Store {
     close: () => store.close(),
     ...replaced,
   };
+  return wrapped;
 }

@@ -47,3 +47,35 @@ describe('Coalescer: a reply of the wrong shape', () => {
     expect(replies).toEqual([1, ['error', 'WRONGTYPE Operation'], 0]);
   });
 });
+
+describe('Coalescer.runBatch', () => {
+  it('fails only the keys of a call that failed; the other calls’ keys get their replies', async () => {
+    // Two settings: two calls. The runner refuses the call of the second.
+    const runner = {
+      calls: 0,
+      run: async (_script: string, keys: readonly string[], args: readonly unknown[]) => {
+        if (args[0] === 'refused') throw new Error('READONLY You can’t write against a replica');
+        return keys.map(() => 1);
+      },
+    } as unknown as ScriptRunner;
+    const batch = new Coalescer({
+      runner,
+      perSlot: false,
+      timeoutMs: 1_000,
+      maxBatch: 32,
+      callsInFlight: 2,
+    });
+    const answered = { id: 'answered', values: ['answered'] };
+    const refused = { id: 'refused', values: ['refused'] };
+    const replies = await batch.runBatch('release', [
+      { key: 'k1', args: ['t1'], shared: answered },
+      { key: 'k2', args: ['t2'], shared: refused },
+      { key: 'k3', args: ['t3'], shared: answered },
+    ]);
+    expect(replies[0]).toBe(1);
+    expect(replies[2]).toBe(1);
+    expect(replies[1]).toBeInstanceOf(Error);
+    expect(replies[1]).toMatchObject({ retriable: true });
+    expect(batch.roundTrips).toBe(1);
+  });
+});

@@ -117,7 +117,8 @@ export class Coalescer {
   /**
    * Sends many keys' operations at once, bypassing the lanes: a script call per slot and per
    * `maxBatch` keys, all on the wire together (one round trip of latency, also on Cluster).
-   * Replies in input order.
+   * Replies in input order; a call that fails (a timeout, a node down) fails only its own keys'
+   * entries, as the `Error` in their place.
    */
   async runBatch(script: ScriptName, entries: readonly BatchEntry[]): Promise<unknown[]> {
     const groups = new Map<string, { shared: SharedArgs; indexes: number[] }>();
@@ -138,11 +139,16 @@ export class Coalescer {
         const chunk = indexes.slice(start, start + this.options.maxBatch);
         const batch = chunk.map((i) => entries[i] as BatchEntry);
         calls.push(
-          this.send(script, shared, batch, this.options.timeoutMs).then((reply) => {
-            chunk.forEach((entryIndex, i) => {
-              replies[entryIndex] = reply[i];
-            });
-          }),
+          this.send(script, shared, batch, this.options.timeoutMs).then(
+            (reply) => {
+              chunk.forEach((entryIndex, i) => {
+                replies[entryIndex] = reply[i];
+              });
+            },
+            (error: Error) => {
+              for (const entryIndex of chunk) replies[entryIndex] = error;
+            },
+          ),
         );
       }
     }

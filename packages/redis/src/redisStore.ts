@@ -1,17 +1,18 @@
 import {
   type ClaimOutcome,
   type ClaimRequest,
+  type CompleteRequest,
   DEFAULT_MAX_RESULT_BYTES,
   type Logger,
+  type SettledTransition,
   type Store,
   StoreClosedError,
   StoreUnavailableError,
   silentLogger,
   type TransitionOutcome,
 } from '@idemq/core';
-import { assertResultFits, OptionsCheck, recordKey } from '@idemq/core/adapter';
+import { assertResultFits, OptionsCheck, recordKey, settle } from '@idemq/core/adapter';
 import { Redis } from 'ioredis';
-import { claimWaves } from './claimWaves.js';
 import { Coalescer } from './coalescer.js';
 import { decodeClaim, decodeRecord, decodeTransition, fingerprintAfterClaim } from './codec.js';
 import { CompletedCache } from './completedCache.js';
@@ -19,6 +20,7 @@ import { ConnectionWatch } from './connectionWatch.js';
 import { classifyRedisError } from './errorClassifier.js';
 import { withTimeout } from './errors.js';
 import { HeldKeys } from './heldKeys.js';
+import { orderedWaves } from './orderedWaves.js';
 import { OwnerTokens } from './ownerTokens.js';
 import { ReplicaWaits } from './replicaWaits.js';
 import { type RedisClient, ScriptRunner } from './scriptRunner.js';
@@ -306,6 +308,53 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     return decodeTransition(script, reply);
   }
 
+  const completeArgs = (request: CompleteRequest) =>
+    request.result === undefined ? [request.token] : [request.token, request.result];
+  const sharedOfComplete = (request: CompleteRequest) =>
+    completeShared.get(
+      request.ttlMs,
+      request.result === undefined ? (request.resultOmitted ?? '0') : '1',
+    );
+
+  /** Caches a completion this process made, and waits for replicas when asked to. */
+  function afterComplete(
+    key: string,
+    request: CompleteRequest,
+    outcome: TransitionOutcome,
+  ): TransitionOutcome | Promise<TransitionOutcome> {
+    const fingerprint = heldFingerprints.get(key);
+    heldFingerprints.delete(key);
+    if (outcome === 'ok' && cache) {
+      cache.remember(
+        key,
+        {
+          completedAt: Date.now(),
+          ...(fingerprint === undefined ? {} : { fingerprint }),
+          ...(request.result === undefined
+            ? request.resultOmitted === undefined
+              ? {}
+              : { resultOmitted: request.resultOmitted }
+            : { result: request.result }),
+        },
+        request.ttlMs,
+      );
+    }
+    if (outcome === 'ok' && options.durability) {
+      return replicaWaits.acknowledged().then(() => outcome);
+    }
+    return outcome;
+  }
+
+  /** One record's element of a `completeMany` reply: a failed call's error, or its outcome. */
+  async function completionOf(
+    key: string,
+    request: CompleteRequest,
+    reply: unknown,
+  ): Promise<TransitionOutcome> {
+    if (reply instanceof Error) throw connection.explain('completeMany', reply);
+    return afterComplete(key, request, decodeTransition('complete', reply));
+  }
+
   const store: RedisStore = {
     claim,
 
@@ -317,24 +366,23 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
       const pending = requests.flatMap((request, index) =>
         outcomes[index] ? [] : [{ index, request, key: keyOf(request), token: tokens.next() }],
       );
-      const waves = claimWaves(
+      const waves = orderedWaves(
         pending,
         (p) => p.key,
         (p) => sharedOfClaim(p.request).id,
       );
       for (const wave of waves) {
-        const replies = await batcher
-          .runBatch(
-            'claim',
-            wave.map((p) => ({
-              key: p.key,
-              args: claimArgs(p.token, p.request),
-              shared: sharedOfClaim(p.request),
-            })),
-          )
-          .catch((error: unknown) => {
-            throw connection.explain('claimMany', error);
-          });
+        const replies = await batcher.runBatch(
+          'claim',
+          wave.map((p) => ({
+            key: p.key,
+            args: claimArgs(p.token, p.request),
+            shared: sharedOfClaim(p.request),
+          })),
+        );
+        // A claim batch answers as a whole: claims a failed call left behind lapse unused.
+        const failed = replies.find((reply) => reply instanceof Error);
+        if (failed) throw connection.explain('claimMany', failed);
         await Promise.all(
           wave.map(async (p, i) => {
             outcomes[p.index] = await afterClaim(p.key, p.token, p.request, replies[i]);
@@ -350,31 +398,45 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
       const outcome = await transition(
         'complete',
         key,
-        request.result === undefined ? [request.token] : [request.token, request.result],
-        completeShared.get(
-          request.ttlMs,
-          request.result === undefined ? (request.resultOmitted ?? '0') : '1',
-        ),
+        completeArgs(request),
+        sharedOfComplete(request),
       );
-      const fingerprint = heldFingerprints.get(key);
-      heldFingerprints.delete(key);
-      if (outcome === 'ok' && cache) {
-        cache.remember(
-          key,
-          {
-            completedAt: Date.now(),
-            ...(fingerprint === undefined ? {} : { fingerprint }),
-            ...(request.result === undefined
-              ? request.resultOmitted === undefined
-                ? {}
-                : { resultOmitted: request.resultOmitted }
-              : { result: request.result }),
-          },
-          request.ttlMs,
+      return afterComplete(key, request, outcome);
+    },
+
+    async completeMany(requests) {
+      assertOpen();
+      const outcomes: SettledTransition[] = new Array(requests.length);
+      const pending: { index: number; request: CompleteRequest; key: string }[] = [];
+      requests.forEach((request, index) => {
+        try {
+          assertResultFits(request.result, maxResultBytes);
+          pending.push({ index, request, key: endingKeyOf(request) });
+        } catch (error) {
+          outcomes[index] = { status: 'rejected', reason: error as Error };
+        }
+      });
+      const waves = orderedWaves(
+        pending,
+        (p) => p.key,
+        (p) => sharedOfComplete(p.request).id,
+      );
+      for (const wave of waves) {
+        const replies = await batcher.runBatch(
+          'complete',
+          wave.map((p) => ({
+            key: p.key,
+            args: completeArgs(p.request),
+            shared: sharedOfComplete(p.request),
+          })),
+        );
+        await Promise.all(
+          wave.map(async (p, i) => {
+            outcomes[p.index] = await settle(completionOf(p.key, p.request, replies[i]));
+          }),
         );
       }
-      if (outcome === 'ok' && options.durability) await replicaWaits.acknowledged();
-      return outcome;
+      return outcomes;
     },
 
     async fail(request) {

@@ -24,6 +24,8 @@ export function registerClosedCases(suite: Suite<StoreEnv, StoreHarness>): void 
         ['claimMany', (s) => s.claimMany([env.claimRequest(env.id()), env.claimRequest(id)])],
         ['claimMany([])', (s) => s.claimMany([])],
         ['complete', (s) => s.complete({ ...fenced, ttlMs: LONG_MS })],
+        ['completeMany', (s) => s.completeMany([{ ...fenced, ttlMs: LONG_MS }])],
+        ['completeMany([])', (s) => s.completeMany([])],
         ['fail', (s) => s.fail({ ...fenced, ttlMs: LONG_MS, error })],
         ['renew', (s) => s.renew({ ...fenced, leaseMs: LONG_MS })],
         ['release', (s) => s.release(fenced)],

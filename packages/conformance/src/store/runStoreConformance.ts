@@ -4,6 +4,7 @@ import { resolveStoreTiming, type StoreHarness } from '../harness.js';
 import { type CaseRegistrar, Suite } from '../suite.js';
 import { vitestRegistrar } from '../vitestRegistrar.js';
 import { registerBatchCases } from './batch.js';
+import { registerBatchCompletionCases } from './batchCompletions.js';
 import { registerClaimCases } from './claim.js';
 import { registerClosedCases } from './closed.js';
 import { registerExpiryCases } from './expiry.js';
@@ -17,7 +18,7 @@ import { registerSharedBackendCases } from './sharedBackend.js';
 import { StoreEnv } from './storeEnv.js';
 
 /**
- * Registers the store conformance cases (S01–S21, listed in this package's README) for one
+ * Registers the store conformance cases (S01–S23, listed in this package's README) for one
  * `Store` implementation as a vitest `describe` block. Call it at the top level of a test file.
  *
  * Every case uses its own scope and closes the stores it opened, also when it fails. Cases that
@@ -61,6 +62,7 @@ function registerStoreCases(harness: StoreHarness, registrar: CaseRegistrar) {
   registerRecordCases(suite);
   registerOutageCases(suite);
   registerBatchCases(suite);
+  registerBatchCompletionCases(suite);
   registerLapsedLeaseCases(suite);
   registerFingerprintCases(suite);
   registerClosedCases(suite);

@@ -1,4 +1,10 @@
-import { type Store, StoreUnavailableError, type Transport } from '@idemq/core';
+import {
+  type CompleteRequest,
+  type Store,
+  StoreUnavailableError,
+  type Transport,
+} from '@idemq/core';
+import { completeEach } from '@idemq/core/adapter';
 import { faultyStore } from '@idemq/core/testing';
 import { expect } from 'vitest';
 import type { TransportHarness } from '../harness.js';
@@ -21,20 +27,23 @@ function processStore(
       if (dead) throw new StoreUnavailableError('the process is dead (simulated crash)');
       return call(...args);
     };
+  const complete = alive(async (r: CompleteRequest) => {
+    if (script.beforeComplete) {
+      dead = true;
+      await script.beforeComplete();
+      throw new StoreUnavailableError('the process died before completing (simulated crash)');
+    }
+    const outcome = await inner.complete(r);
+    dead = true;
+    await script.afterComplete?.();
+    return outcome;
+  });
   return {
     claim: alive((r) => inner.claim(r)),
     claimMany: alive((r) => inner.claimMany(r)),
-    complete: alive(async (r) => {
-      if (script.beforeComplete) {
-        dead = true;
-        await script.beforeComplete();
-        throw new StoreUnavailableError('the process died before completing (simulated crash)');
-      }
-      const outcome = await inner.complete(r);
-      dead = true;
-      await script.afterComplete?.();
-      return outcome;
-    }),
+    complete,
+    // Through this wrapper's own completion, so a batch dies as a single one does.
+    completeMany: (requests) => completeEach(complete, requests),
     fail: alive((r) => inner.fail(r)),
     renew: alive((r) => inner.renew(r)),
     release: alive((r) => inner.release(r)),

@@ -3,16 +3,18 @@ import {
   type ClaimOutcome,
   type ClaimRequest,
   type Clock,
+  type CompleteRequest,
   DEFAULT_MAX_RESULT_BYTES,
   type IdempotencyRecord,
   monotonicClock,
   type RecordId,
   RecordStates,
+  type SettledTransition,
   type Store,
   StoreClosedError,
   type TransitionOutcome,
 } from '@idemq/core';
-import { assertResultFits } from '@idemq/core/adapter';
+import { assertResultFits, settle } from '@idemq/core/adapter';
 
 /**
  * One way to break the store contract each: the negative controls switch one on and check that
@@ -37,6 +39,13 @@ export interface Flaws {
   slidingExpiry?: boolean;
   /** `in-progress` answers a fixed `retryAfterMs` (1 s) instead of the time left on the lease. */
   constantRetryAfter?: boolean;
+  /** `completeMany` rejects as a whole, writing nothing, when one result is over the limit. */
+  batchCompletionAllOrNothing?: boolean;
+  /**
+   * `completeMany` answers in the order of its per-settings calls (requests grouped by what they
+   * store and their TTL), not in request order.
+   */
+  batchCompletionsByCall?: boolean;
 }
 
 /** What a store with the `constantRetryAfter` flaw answers, as peers hard-code `Retry-After: 1`. */
@@ -177,7 +186,7 @@ export function mapStore(options: MapStoreOptions = {}): Store {
     return 'ok';
   }
 
-  return {
+  const store: Store = {
     claim,
     async claimMany(requests) {
       if (closed) throw new StoreClosedError();
@@ -239,8 +248,34 @@ export function mapStore(options: MapStoreOptions = {}): Store {
       const { token: _token, retainMs: _retainMs, ...record } = entry;
       return structuredClone(record);
     },
+    async completeMany(requests) {
+      if (closed) throw new StoreClosedError();
+      if (flaws.batchCompletionAllOrNothing) {
+        for (const request of requests) assertResultFits(request.result, DEFAULT_MAX_RESULT_BYTES);
+      }
+      const order = flaws.batchCompletionsByCall
+        ? byCall(requests)
+        : requests.map((_, index) => index);
+      const outcomes: SettledTransition[] = [];
+      for (const index of order) {
+        outcomes.push(await settle(store.complete(requests[index] as CompleteRequest)));
+      }
+      return outcomes;
+    },
     async close() {
       closed = true;
     },
   };
+  return store;
+}
+
+/** Request indexes grouped as a store sending one call per settings would group them. */
+function byCall(requests: readonly CompleteRequest[]): number[] {
+  const calls = new Map<string, number[]>();
+  requests.forEach((request, index) => {
+    const stores = request.result === undefined ? (request.resultOmitted ?? 'nothing') : 'result';
+    const call = `${request.ttlMs}/${stores}`;
+    calls.set(call, [...(calls.get(call) ?? []), index]);
+  });
+  return [...calls.values()].flat();
 }

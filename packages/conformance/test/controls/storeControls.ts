@@ -90,4 +90,17 @@ export const storeControls = (): StoreControl[] => [
     harness: controlHarness('constant retryAfterMs', flawed({ constantRetryAfter: true })),
     caughtBy: ['S01', 'S03', 'S09'],
   },
+  {
+    broken: 'rejects a whole completeMany when one result is over the limit',
+    harness: controlHarness(
+      'all-or-nothing completeMany',
+      flawed({ batchCompletionAllOrNothing: true }),
+    ),
+    caughtBy: ['S23'],
+  },
+  {
+    broken: 'answers completeMany in the order of its per-settings calls, not in request order',
+    harness: controlHarness('completeMany by call', flawed({ batchCompletionsByCall: true })),
+    caughtBy: ['S22'],
+  },
 ];

@@ -249,6 +249,7 @@ export function attemptBlindStore(inner: Store): Store {
         outcome.status === 'claimed' ? { ...outcome, attempt: 1 } : outcome,
       ),
     complete: (request) => inner.complete(request),
+    completeMany: (requests) => inner.completeMany(requests),
     fail: (request) => inner.fail(request),
     renew: (request) => inner.renew(request),
     release: (request) => inner.release(request),

@@ -29,6 +29,7 @@ export {
   type ResponseLine,
   type StoredResponse,
 } from '../request/storedResponse.js';
+export { completeEach, settle } from '../store/completeEach.js';
 export { assertResultFits } from '../store/resultLimit.js';
 export { EarliestTimer } from '../timing/earliestTimer.js';
 export { checkSubscribeRequest } from '../transport/checkSubscribeRequest.js';

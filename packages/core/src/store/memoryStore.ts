@@ -3,6 +3,7 @@ import { StoreClosedError } from '../errors/store.js';
 import { recordKey } from '../ids/recordKey.js';
 import { type Clock, monotonicClock } from '../observability/clock.js';
 import { OptionsCheck } from '../options/optionsCheck.js';
+import { completeEach } from './completeEach.js';
 import { assertResultFits, DEFAULT_MAX_RESULT_BYTES } from './resultLimit.js';
 import {
   type ClaimOutcome,
@@ -147,6 +148,31 @@ export function memoryStore(options: MemoryStoreOptions = {}): Store {
     };
   }
 
+  async function complete(request: CompleteRequest): Promise<TransitionOutcome> {
+    assertResultFits(request.result, maxResultBytes);
+    const now = clock.now();
+    const [key, entry] = owned(request, now);
+    if (!entry) return 'lease-lost';
+    entries.set(key, {
+      scope: entry.scope,
+      requestId: entry.requestId,
+      state: RecordStates.COMPLETED,
+      attempt: entry.attempt,
+      fencingToken: entry.fencingToken,
+      completedAt: now,
+      expiresAt: now + request.ttlMs,
+      retainMs: entry.retainMs,
+      ...optional('fingerprint', entry.fingerprint),
+      ...optional('result', request.result),
+      // A result, when there is one, is the answer: a marker beside it would contradict it.
+      ...optional(
+        'resultOmitted',
+        request.result === undefined ? request.resultOmitted : undefined,
+      ),
+    });
+    return 'ok';
+  }
+
   return {
     async claim(request) {
       return claimOne(request, clock.now());
@@ -159,30 +185,13 @@ export function memoryStore(options: MemoryStoreOptions = {}): Store {
       return requests.map((request) => claimOne(request, now));
     },
 
-    async complete(request: CompleteRequest): Promise<TransitionOutcome> {
-      assertResultFits(request.result, maxResultBytes);
-      const now = clock.now();
-      const [key, entry] = owned(request, now);
-      if (!entry) return 'lease-lost';
-      entries.set(key, {
-        scope: entry.scope,
-        requestId: entry.requestId,
-        state: RecordStates.COMPLETED,
-        attempt: entry.attempt,
-        fencingToken: entry.fencingToken,
-        completedAt: now,
-        expiresAt: now + request.ttlMs,
-        retainMs: entry.retainMs,
-        ...optional('fingerprint', entry.fingerprint),
-        ...optional('result', request.result),
-        // A result, when there is one, is the answer: a marker beside it would contradict it.
-        ...optional(
-          'resultOmitted',
-          request.result === undefined ? request.resultOmitted : undefined,
-        ),
-      });
-      return 'ok';
+    async completeMany(requests) {
+      // Also an empty batch: a closed store answers nothing.
+      assertOpen();
+      return completeEach(complete, requests);
     },
+
+    complete,
 
     async fail(request: FailRequest): Promise<TransitionOutcome> {
       const now = clock.now();

@@ -34,8 +34,8 @@
  *   nothing of it, and the other records of the same call get their own outcomes — and
  *   `affects: 'store'` when every operation would be refused (its configuration).
  * - **Close.** `close()` may be called any number of times, concurrently too; every call
- *   resolves. Afterwards every method — `claim`, `claimMany` (an empty batch too), `complete`,
- *   `fail`, `renew`, `release`, `inspect` — rejects with `StoreClosedError`
+ *   resolves. Afterwards every method — `claim`, `claimMany` and `completeMany` (an empty batch
+ *   too), `complete`, `fail`, `renew`, `release`, `inspect` — rejects with `StoreClosedError`
  *   (`IDEMQ_ERR_STORE_CLOSED`, not retriable) and touches no record. Operations already under
  *   way when it is called may settle either way. A client the caller passed in is not closed.
  */
@@ -82,6 +82,15 @@ export interface Store {
    * again without the result (the engine does, with `resultOmitted: 'too-large'`).
    */
   complete(request: CompleteRequest): Promise<TransitionOutcome>;
+  /**
+   * Completes many records in one round trip (one per Cluster slot): one settled outcome per
+   * request, in request order, each what `complete` would have resolved or rejected with at that
+   * point — so a result over the limit, a record the store refuses or a call that timed out
+   * concerns its own requests, and the others are made. Atomic per record, not per batch. The
+   * same claim twice acts as two completions in request order: the first completes, the later
+   * is `lease-lost`. An empty batch resolves `[]`; only a closed store rejects the whole call.
+   */
+  completeMany(requests: readonly CompleteRequest[]): Promise<SettledTransition[]>;
   /**
    * IN_PROGRESS (owned by `token`) → FAILED for `ttlMs`, keeping attempt and fingerprint and
    * remembering `error` (in place of any earlier one) for the next claim's `previousError`.
@@ -211,6 +220,14 @@ export interface ClaimedOutcome {
 
 /** `ok`, or `lease-lost` when the token does not own the record (nothing was changed). */
 export type TransitionOutcome = 'ok' | 'lease-lost';
+
+/**
+ * One request's outcome in a batch: what the single operation would have resolved with, or the
+ * error it would have rejected with (the shape of `Promise.allSettled`, with a typed reason).
+ */
+export type SettledTransition =
+  | { status: 'fulfilled'; value: TransitionOutcome }
+  | { status: 'rejected'; reason: Error };
 
 export const RecordStates = {
   IN_PROGRESS: 'IN_PROGRESS',

@@ -28,6 +28,7 @@ export function faultyStore(inner: Store): FaultyStore {
   return {
     claim: guard((r) => inner.claim(r)),
     claimMany: guard((r) => inner.claimMany(r)),
+    completeMany: guard((r) => inner.completeMany(r)),
     complete: guard((r) => inner.complete(r)),
     fail: guard((r) => inner.fail(r)),
     renew: guard((r) => inner.renew(r)),

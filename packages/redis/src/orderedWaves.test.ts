@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { claimWaves } from './claimWaves.js';
+import { orderedWaves } from './orderedWaves.js';
 
 interface Claim {
   key: string;
@@ -7,13 +7,13 @@ interface Claim {
 }
 
 const waves = (claims: Claim[]) =>
-  claimWaves(
+  orderedWaves(
     claims,
     (c) => c.key,
     (c) => c.settings,
   ).map((wave) => wave.map((c) => `${c.key}/${c.settings}`));
 
-describe('claimWaves', () => {
+describe('orderedWaves', () => {
   it('keeps a batch without repeats, or with repeats of the same settings, in one wave', () => {
     expect(waves([])).toEqual([]);
     expect(
