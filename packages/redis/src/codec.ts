@@ -1,11 +1,12 @@
-import type {
-  ClaimOutcome,
-  IdempotencyRecord,
-  RecordId,
-  RecordState,
-  ResultOmission,
-  StoredError,
-  TransitionOutcome,
+import {
+  type ClaimOutcome,
+  type IdempotencyRecord,
+  type RecordId,
+  type RecordState,
+  RecordStates,
+  type ResultOmission,
+  type StoredError,
+  type TransitionOutcome,
 } from '@idemq/core';
 import { classifyRecordError, unexpectedReply } from './errorClassifier.js';
 
@@ -123,7 +124,7 @@ export function decodeRecord(id: RecordId, reply: unknown[]): IdempotencyRecord 
   const hash = new Map<string, string>();
   for (let i = 0; i + 1 < pairs.length; i += 2)
     hash.set(pairs[i] as string, pairs[i + 1] as string);
-  const state = hash.get('s') as RecordState;
+  const state = stateNamed(hash.get('s'));
   const expiresAt = Number(expiry);
   const record: IdempotencyRecord = {
     scope: id.scope,
@@ -142,6 +143,18 @@ export function decodeRecord(id: RecordId, reply: unknown[]): IdempotencyRecord 
   if (hash.has('en'))
     record.lastError = storedError(hash.get('en'), hash.get('em'), hash.get('ec'));
   return record;
+}
+
+/** A record's state as written: one letter, or spelled out by an earlier version. */
+const STATES: Record<string, RecordState> = {
+  I: RecordStates.IN_PROGRESS,
+  C: RecordStates.COMPLETED,
+  F: RecordStates.FAILED,
+  R: RecordStates.RELEASED,
+};
+
+function stateNamed(written: string | undefined): RecordState {
+  return STATES[written ?? ''] ?? (written as RecordState);
 }
 
 function assign<K extends keyof IdempotencyRecord>(

@@ -20,7 +20,10 @@
  * Record hash fields: s state, a attempt, f fencing token, o owner token, l lease expiry (ms),
  * r retain after lease (ms), p payload fingerprint, c completed at (ms), v result, ro why no
  * result was stored (`resultOmitted`), en / em / ec last error name / message / code. The
- * record's expiry is the key's own TTL (`PEXPIRE`).
+ * record's expiry is the key's own TTL (`PEXPIRE`). States are written as one letter (I, C, F,
+ * R) and the fields only an IN_PROGRESS record needs (o, l, r) are dropped when it ends: records
+ * are kept for a day, so every byte of one is paid for by each message of that day. Records
+ * written before spell their state out (IN_PROGRESS, …); every script reads both.
  *
  * Cost: these run for every message, and in Redis's Lua turning a number into a string (an
  * argument to `redis.call`, `tostring`, `string.format`) costs about as much as a whole `HGET`.
@@ -40,6 +43,17 @@ local micros = string.rep('0', 6 - #t[2]) .. t[2]
 local nowMs = t[1] .. string.sub(micros, 1, 3)
 local nowUs = t[1] .. micros
 local now = tonumber(nowMs)
+`;
+
+/**
+ * `stateOf(s)`: a record's state as its one letter, whether it was written as one or spelled out
+ * (records written before states were shortened).
+ */
+const STATE = `
+local spelledOut = {IN_PROGRESS = 'I', COMPLETED = 'C', FAILED = 'F', RELEASED = 'R'}
+local function stateOf(s)
+  return spelledOut[s] or s
+end
 `;
 
 /** `failed(e)`: the reply element of a key whose step raised `e` (a Redis error is a table). */
@@ -65,12 +79,12 @@ function fencedTransition(
   { extraFields = [], clock = true }: { extraFields?: string[]; clock?: boolean } = {},
 ): string {
   const fields = ['s', 'o', ...extraFields].map((f) => `'${f}'`).join(', ');
-  return `${clock ? NOW : ''}${FAILED}
+  return `${clock ? NOW : ''}${STATE}${FAILED}
 local out = {}
 local stride = ${stride}
 local function step(key, base)
   local h = redis.call('HMGET', key, ${fields})
-  if h[1] == 'IN_PROGRESS' and h[2] == ARGV[base + 1] then
+  if stateOf(h[1]) == 'I' and h[2] == ARGV[base + 1] then
 ${body}
     return 1
   end
@@ -95,7 +109,7 @@ return out
  */
 const CLAIM_SHARED = 3;
 const CLAIM_STRIDE = 2;
-export const claimScript = `${NOW}${FAILED}
+export const claimScript = `${NOW}${STATE}${FAILED}
 local out = {}
 local leaseMs, retainMs, ttlMs = tonumber(ARGV[1]), ARGV[2], ARGV[3]
 local function reply(a, b, c, d, e, f, g, h, fp)
@@ -107,10 +121,10 @@ local leaseUntil = string.format('%.0f', now + leaseMs)
 local function take(key, base, attempt, fence)
   local token, fp = ARGV[base + 1], ARGV[base + 2]
   if fp ~= '' then
-    redis.call('HSET', key, 's', 'IN_PROGRESS', 'a', attempt, 'f', fence, 'o', token,
+    redis.call('HSET', key, 's', 'I', 'a', attempt, 'f', fence, 'o', token,
       'l', leaseUntil, 'r', retainMs, 'p', fp)
   else
-    redis.call('HSET', key, 's', 'IN_PROGRESS', 'a', attempt, 'f', fence, 'o', token,
+    redis.call('HSET', key, 's', 'I', 'a', attempt, 'f', fence, 'o', token,
       'l', leaseUntil, 'r', retainMs)
   end
   redis.call('PEXPIRE', key, ttlMs)
@@ -122,15 +136,15 @@ local function claim(key, base)
     return nowUs
   end
   local h = redis.call('HMGET', key, 's', 'a', 'f', 'l', 'p', 'c', 'v', 'en', 'em', 'ec', 'ro')
-  local state, fp = h[1], ARGV[base + 2]
+  local state, fp = stateOf(h[1]), ARGV[base + 2]
   if fp ~= '' and h[5] and h[5] ~= fp then
     return reply('key-reuse', '', '', '', '', '', '', '')
-  elseif state == 'COMPLETED' then
+  elseif state == 'C' then
     return reply('duplicate', h[6] or '0', h[7] and '1' or '0', h[7] or '', h[5] or '', h[11] or '', '', '')
-  elseif state == 'IN_PROGRESS' and tonumber(h[4]) > now then
+  elseif state == 'I' and tonumber(h[4]) > now then
     return reply('in-progress', tostring(tonumber(h[4]) - now), h[2], '', '', '', '', '')
   end
-  local attempt = tostring((tonumber(h[2]) or 0) + ((state == 'RELEASED') and 0 or 1))
+  local attempt = tostring((tonumber(h[2]) or 0) + ((state == 'R') and 0 or 1))
   -- Composite fencing token: above the record's last one, and above any token this record
   -- had before it expired (server microseconds only grow).
   local fence = string.format('%.0f', math.max((tonumber(h[3]) or 0) + 1, tonumber(nowUs)))
@@ -154,13 +168,13 @@ return out
 export const completeScript = fencedTransition(
   2,
   "ARGV[2] == '1' and 2 or 1",
-  `    redis.call('HDEL', key, 'o', 'l', 'en', 'em', 'ec')
+  `    redis.call('HDEL', key, 'o', 'l', 'r', 'en', 'em', 'ec')
     if stride == 2 then
-      redis.call('HSET', key, 's', 'COMPLETED', 'c', nowMs, 'v', ARGV[base + 2])
+      redis.call('HSET', key, 's', 'C', 'c', nowMs, 'v', ARGV[base + 2])
     elseif ARGV[2] ~= '0' then
-      redis.call('HSET', key, 's', 'COMPLETED', 'c', nowMs, 'ro', ARGV[2])
+      redis.call('HSET', key, 's', 'C', 'c', nowMs, 'ro', ARGV[2])
     else
-      redis.call('HSET', key, 's', 'COMPLETED', 'c', nowMs)
+      redis.call('HSET', key, 's', 'C', 'c', nowMs)
     end
     redis.call('PEXPIRE', key, ARGV[1])`,
 );
@@ -170,12 +184,12 @@ export const failScript = fencedTransition(
   1,
   '4',
   `    if ARGV[base + 4] ~= '' then
-      redis.call('HDEL', key, 'o', 'l')
-      redis.call('HSET', key, 's', 'FAILED', 'en', ARGV[base + 2], 'em', ARGV[base + 3],
+      redis.call('HDEL', key, 'o', 'l', 'r')
+      redis.call('HSET', key, 's', 'F', 'en', ARGV[base + 2], 'em', ARGV[base + 3],
         'ec', ARGV[base + 4])
     else
-      redis.call('HDEL', key, 'o', 'l', 'ec')
-      redis.call('HSET', key, 's', 'FAILED', 'en', ARGV[base + 2], 'em', ARGV[base + 3])
+      redis.call('HDEL', key, 'o', 'l', 'r', 'ec')
+      redis.call('HSET', key, 's', 'F', 'en', ARGV[base + 2], 'em', ARGV[base + 3])
     end
     redis.call('PEXPIRE', key, ARGV[1])`,
   { clock: false },
@@ -196,8 +210,8 @@ export const renewScript = fencedTransition(
 export const releaseScript = fencedTransition(
   0,
   '1',
-  `    redis.call('HDEL', key, 'o', 'l')
-    redis.call('HSET', key, 's', 'RELEASED')`,
+  `    redis.call('HDEL', key, 'o', 'l', 'r')
+    redis.call('HSET', key, 's', 'R')`,
   { clock: false },
 );
 
