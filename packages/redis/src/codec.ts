@@ -113,6 +113,13 @@ export function fingerprintAfterClaim(
   return fingerprint === '' ? undefined : fingerprint;
 }
 
+/** How long the record a `duplicate` reply came from has left (ms, server-measured). */
+export function duplicateTtlMs(reply: unknown): number {
+  const ttl = Array.isArray(reply) ? Number(reply[6]) : Number.NaN;
+  // A record without an expiry, or a reply without the figure: cache it for no time at all.
+  return Number.isFinite(ttl) && ttl > 0 ? ttl : 0;
+}
+
 function storedError(name = '', message = '', code = ''): StoredError {
   return code === '' ? { name, message } : { name, message, code };
 }

@@ -10,11 +10,24 @@ import type { ResultOmission } from '@idemq/core';
  * order: finding a Map's oldest key (`keys().next()`) walks past every entry deleted since the
  * Map last rehashed, so a full cache slowed down as it ran (docs/performance-history.md); a slot
  * is O(1).
+ *
+ * An entry is its slot: the Map holds key → slot (a small integer), and the slot's fields live in
+ * arrays indexed by it (times in arrays of unboxed doubles). Remembering an id allocates nothing
+ * the cache keeps but the Map's own entry, where an object per entry (and a box per time in it)
+ * was promoted and traced by every GC; and no entry object is built with a spread, which on V8 11
+ * (Node 20) gave each object a hidden class of its own and made every read of one megamorphic.
  */
 export class CompletedCache {
-  private readonly entries = new Map<string, Entry>();
-  /** `slots[i]`: the key last remembered in slot i; it still owns it if its entry says so. */
-  private readonly slots: string[] = [];
+  /** Key → the slot that holds its entry. */
+  private readonly entries = new Map<string, number>();
+  /** `keys[i]`: the key last remembered in slot i; it still owns it if `entries` says so. */
+  private readonly keys: string[] = [];
+  private readonly fingerprints: (string | undefined)[] = [];
+  private readonly results: (string | undefined)[] = [];
+  private readonly omitted: (ResultOmission | undefined)[] = [];
+  /** Doubles only (never a hole or `undefined`), so V8 keeps them unboxed. */
+  private readonly completedAts: number[] = [];
+  private readonly untils: number[] = [];
   private nextSlot = 0;
   hits = 0;
 
@@ -27,30 +40,37 @@ export class CompletedCache {
     const slot = this.nextSlot;
     this.nextSlot = slot + 1 === this.maxEntries ? 0 : slot + 1;
     // The slot's previous key is the oldest remembered; evict it unless it moved to a newer slot.
-    const previous = this.slots[slot];
-    if (previous !== undefined && this.entries.get(previous)?.slot === slot)
+    const previous = this.keys[slot];
+    if (previous !== undefined && this.entries.get(previous) === slot)
       this.entries.delete(previous);
-    this.slots[slot] = key;
-    const until = performance.now() + Math.min(this.ttlMs, recordTtlMs);
-    this.entries.set(key, { ...completion, until, slot });
+    // Slots fill in order, so each array stays dense (a push, then writes in place).
+    this.keys[slot] = key;
+    this.fingerprints[slot] = completion.fingerprint;
+    this.results[slot] = completion.result;
+    this.omitted[slot] = completion.resultOmitted;
+    this.completedAts[slot] = completion.completedAt;
+    this.untils[slot] = performance.now() + Math.min(this.ttlMs, recordTtlMs);
+    this.entries.set(key, slot);
   }
 
   get(key: string, fingerprint: string | undefined): CachedCompletion | undefined {
-    const entry = this.entries.get(key);
-    if (!entry) return undefined;
-    if (entry.until <= performance.now()) {
+    const slot = this.entries.get(key);
+    if (slot === undefined) return undefined;
+    const until = this.untils[slot] as number;
+    if (until <= performance.now()) {
       this.entries.delete(key);
       return undefined;
     }
-    if (
-      entry.fingerprint !== undefined &&
-      fingerprint !== undefined &&
-      entry.fingerprint !== fingerprint
-    ) {
-      return undefined;
-    }
+    const held = this.fingerprints[slot];
+    if (held !== undefined && fingerprint !== undefined && held !== fingerprint) return undefined;
     this.hits += 1;
-    return entry;
+    return {
+      fingerprint: held,
+      completedAt: this.completedAts[slot] as number,
+      result: this.results[slot],
+      resultOmitted: this.omitted[slot],
+      until,
+    };
   }
 
   /** Ids held now (expired ones included until they are looked up or evicted). */
@@ -60,15 +80,10 @@ export class CompletedCache {
 }
 
 export interface CachedCompletion {
-  fingerprint?: string;
+  fingerprint?: string | undefined;
   completedAt: number;
-  result?: string;
-  resultOmitted?: ResultOmission;
+  result?: string | undefined;
+  resultOmitted?: ResultOmission | undefined;
   /** performance.now() time after which the entry is stale. */
   until: number;
-}
-
-interface Entry extends CachedCompletion {
-  /** The ring slot that holds this key's place in the eviction order. */
-  slot: number;
 }

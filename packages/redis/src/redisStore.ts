@@ -14,7 +14,13 @@ import {
 import { assertResultFits, OptionsCheck, recordKey, settle } from '@idemq/core/adapter';
 import { Redis } from 'ioredis';
 import { Coalescer } from './coalescer.js';
-import { decodeClaim, decodeRecord, decodeTransition, fingerprintAfterClaim } from './codec.js';
+import {
+  decodeClaim,
+  decodeRecord,
+  decodeTransition,
+  duplicateTtlMs,
+  fingerprintAfterClaim,
+} from './codec.js';
 import { CompletedCache } from './completedCache.js';
 import { ConnectionWatch } from './connectionWatch.js';
 import { classifyRedisError } from './errorClassifier.js';
@@ -64,7 +70,10 @@ export interface RedisStoreOptions {
    * @default 2
    */
   callsInFlight?: number;
-  /** Answer hot duplicates from an in-process cache of COMPLETED ids (0 round trips). Off by default. */
+  /**
+   * Answer repeated duplicates from memory: an id Redis answered `duplicate` for is remembered,
+   * and its next duplicates cost 0 round trips. Off by default.
+   */
   localCache?: { maxEntries?: number; ttlMs?: number };
   /**
    * After claim and complete, `WAIT` for this many replicas (standalone / Sentinel primaries;
@@ -182,8 +191,6 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
       )
     : undefined;
   const tokens = new OwnerTokens();
-  /** Fingerprints of claims this process holds, so a completion can be cached with it. */
-  const heldFingerprints = new Map<string, string | undefined>();
   let closed = false;
 
   const keyOf = (id: { scope: string; requestId: string }) =>
@@ -273,20 +280,21 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     const outcome = decodeClaim(reply, token, request.leaseMs);
     if (outcome.status === 'claimed') {
       heldKeys.hold(token, request.scope, request.requestId, key);
-      if (cache) heldFingerprints.set(key, fingerprintAfterClaim(reply, request.fingerprint));
       return options.durability ? replicaWaits.acknowledged().then(() => outcome) : outcome;
     }
+    // Only ids Redis answered as duplicates are remembered: their repeats are what the cache is
+    // for, and the first deliveries, most messages, pay no more than a lookup that misses.
     if (outcome.status === 'duplicate' && cache) {
-      const fingerprint = fingerprintAfterClaim(reply, request.fingerprint);
       cache.remember(
         key,
         {
           completedAt: outcome.completedAt,
-          ...(fingerprint === undefined ? {} : { fingerprint }),
-          ...(outcome.result === undefined ? {} : { result: outcome.result }),
-          ...(outcome.resultOmitted === undefined ? {} : { resultOmitted: outcome.resultOmitted }),
+          fingerprint: fingerprintAfterClaim(reply, request.fingerprint),
+          result: outcome.result,
+          resultOmitted: outcome.resultOmitted,
         },
-        Number.POSITIVE_INFINITY,
+        // Never past the record's own expiry.
+        duplicateTtlMs(reply),
       );
     }
     return outcome;
@@ -316,29 +324,10 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
       request.result === undefined ? (request.resultOmitted ?? '0') : '1',
     );
 
-  /** Caches a completion this process made, and waits for replicas when asked to. */
+  /** Waits for replicas when asked to. */
   function afterComplete(
-    key: string,
-    request: CompleteRequest,
     outcome: TransitionOutcome,
   ): TransitionOutcome | Promise<TransitionOutcome> {
-    const fingerprint = heldFingerprints.get(key);
-    heldFingerprints.delete(key);
-    if (outcome === 'ok' && cache) {
-      cache.remember(
-        key,
-        {
-          completedAt: Date.now(),
-          ...(fingerprint === undefined ? {} : { fingerprint }),
-          ...(request.result === undefined
-            ? request.resultOmitted === undefined
-              ? {}
-              : { resultOmitted: request.resultOmitted }
-            : { result: request.result }),
-        },
-        request.ttlMs,
-      );
-    }
     if (outcome === 'ok' && options.durability) {
       return replicaWaits.acknowledged().then(() => outcome);
     }
@@ -346,13 +335,9 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
   }
 
   /** One record's element of a `completeMany` reply: a failed call's error, or its outcome. */
-  async function completionOf(
-    key: string,
-    request: CompleteRequest,
-    reply: unknown,
-  ): Promise<TransitionOutcome> {
+  async function completionOf(reply: unknown): Promise<TransitionOutcome> {
     if (reply instanceof Error) throw connection.explain('completeMany', reply);
-    return afterComplete(key, request, decodeTransition('complete', reply));
+    return afterComplete(decodeTransition('complete', reply));
   }
 
   const store: RedisStore = {
@@ -401,7 +386,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
         completeArgs(request),
         sharedOfComplete(request),
       );
-      return afterComplete(key, request, outcome);
+      return afterComplete(outcome);
     },
 
     async completeMany(requests) {
@@ -432,7 +417,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
         );
         await Promise.all(
           wave.map(async (p, i) => {
-            outcomes[p.index] = await settle(completionOf(p.key, p.request, replies[i]));
+            outcomes[p.index] = await settle(completionOf(replies[i]));
           }),
         );
       }
@@ -440,12 +425,10 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     },
 
     async fail(request) {
-      const key = endingKeyOf(request);
-      heldFingerprints.delete(key);
       const { name, message, code } = request.error;
       return transition(
         'fail',
-        key,
+        endingKeyOf(request),
         [request.token, name, message, code ?? ''],
         failShared.get(request.ttlMs),
       );
@@ -461,9 +444,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     },
 
     async release(request) {
-      const key = endingKeyOf(request);
-      heldFingerprints.delete(key);
-      return transition('release', key, [request.token], releaseShared);
+      return transition('release', endingKeyOf(request), [request.token], releaseShared);
     },
 
     async inspect(id) {

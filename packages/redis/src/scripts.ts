@@ -103,7 +103,8 @@ return out
  * fingerprint ('' = none). Reply per key: for the common case, a new id claimed, the server's
  * clock in µs (its fencing token; attempt 1, lease until its ms + leaseMs); else 8 fields
  * {status, …} (a duplicate's 5th is the record's fingerprint, its 6th the `resultOmitted`
- * marker), and a 9th on a claim of an existing record: the fingerprint it holds now. One string
+ * marker, its 7th the time the record has left in ms, for the local cache), and a 9th on a
+ * claim of an existing record: the fingerprint it holds now. One string
  * instead of eight for most keys is less for Lua to build, for Redis to write and for the
  * client to parse.
  */
@@ -140,7 +141,8 @@ local function claim(key, base)
   if fp ~= '' and h[5] and h[5] ~= fp then
     return reply('key-reuse', '', '', '', '', '', '', '')
   elseif state == 'C' then
-    return reply('duplicate', h[6] or '0', h[7] and '1' or '0', h[7] or '', h[5] or '', h[11] or '', '', '')
+    return reply('duplicate', h[6] or '0', h[7] and '1' or '0', h[7] or '', h[5] or '', h[11] or '',
+      tostring(redis.call('PTTL', key)), '')
   elseif state == 'I' and tonumber(h[4]) > now then
     return reply('in-progress', tostring(tonumber(h[4]) - now), h[2], '', '', '', '', '')
   end

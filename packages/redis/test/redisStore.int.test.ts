@@ -206,7 +206,7 @@ describe('redisStore on standalone Redis', () => {
     await plain.close();
   });
 
-  it('answers hot duplicates from the local cache with no round trip', async () => {
+  it('answers repeated duplicates from the local cache with no round trip, the first from Redis', async () => {
     const cached = redisStore({ client, prefix: uniquePrefix(), localCache: { maxEntries: 10 } });
     const claimed = await cached.claim({ scope, requestId: 'hot', fingerprint: 'f1', ...LEASE });
     if (claimed.status !== 'claimed') throw new Error('expected a claim');
@@ -217,8 +217,11 @@ describe('redisStore on standalone Redis', () => {
       ttlMs: 60_000,
       result: '"r"',
     });
+    // The first duplicate is Redis's to answer; its repeats are the cache's.
+    const first = await cached.claim({ scope, requestId: 'hot', fingerprint: 'f1', ...LEASE });
     const before = cached.stats().scriptCalls;
     const duplicate = await cached.claim({ scope, requestId: 'hot', fingerprint: 'f1', ...LEASE });
+    expect(duplicate).toEqual(first);
     expect(duplicate).toMatchObject({ status: 'duplicate', result: '"r"' });
     expect(cached.stats()).toMatchObject({ scriptCalls: before, cacheHits: 1 });
     // A different payload is not answered from the cache: Redis decides key reuse.
@@ -228,7 +231,7 @@ describe('redisStore on standalone Redis', () => {
     await cached.close();
   });
 
-  it('the local cache answers a completion without its result with the same marker', async () => {
+  it('the local cache answers a duplicate without its result with the same marker', async () => {
     const cached = redisStore({ client, prefix: uniquePrefix(), localCache: { maxEntries: 10 } });
     const claimed = await cached.claim({ scope, requestId: 'hot-omitted', ...LEASE });
     if (claimed.status !== 'claimed') throw new Error('expected a claim');
@@ -239,6 +242,7 @@ describe('redisStore on standalone Redis', () => {
       ttlMs: 60_000,
       resultOmitted: 'too-large',
     });
+    await cached.claim({ scope, requestId: 'hot-omitted', ...LEASE });
     const before = cached.stats().scriptCalls;
     const duplicate = await cached.claim({ scope, requestId: 'hot-omitted', ...LEASE });
     expect(duplicate).toEqual({
