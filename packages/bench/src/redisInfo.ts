@@ -36,6 +36,11 @@ export async function serverCpuMicros(client: Redis): Promise<number> {
   return Math.round((seconds('used_cpu_user') + seconds('used_cpu_sys')) * 1e6);
 }
 
+/** Bytes the server has allocated (`used_memory`): records' size as the server pays for it. */
+export async function usedMemoryBytes(client: Redis): Promise<number> {
+  return Number(/used_memory:(\d+)/.exec(await client.info('memory'))?.[1]);
+}
+
 /** Deletes every key matching `patterns` (SCAN + UNLINK): the bench never flushes a shared server. */
 export async function deleteKeys(client: Redis, patterns: readonly string[]): Promise<number> {
   let deleted = 0;

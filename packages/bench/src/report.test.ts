@@ -13,7 +13,13 @@ const row = (
 ): Row => ({
   contender,
   label: contender,
-  role: contender.startsWith('idemq') ? 'idemq' : contender === 'baseline' ? 'baseline' : 'peer',
+  role: contender.startsWith('idemq')
+    ? 'idemq'
+    : contender === 'baseline'
+      ? 'baseline'
+      : contender === 'fenced-lua'
+        ? 'floor'
+        : 'peer',
   concurrency,
   messagesPerSecond,
   roundTripsPerProcessed: 2,
@@ -25,6 +31,8 @@ const row = (
   p50Ms: 0.1,
   p99Ms: 1,
   cpuMicrosPerMessage: 50,
+  serverCpuMicrosPerMessage: 20,
+  bytesPerRecord: 190,
   peakRssBytes: 100 * 2 ** 20,
   rounds: [],
   anomalies: [],
@@ -38,7 +46,14 @@ describe('parseCli', () => {
     const quick = parseCli(['--quick']);
     if (defaults === 'help' || quick === 'help') throw new Error('unexpected help');
     expect([defaults.ids, defaults.runs, defaults.concurrency]).toEqual([20_000, 5, [1, 64]]);
-    expect(defaults.contenders).toEqual(['idemq', 'idemq-cache', 'powertools', 'mqt', 'baseline']);
+    expect(defaults.contenders).toEqual([
+      'idemq',
+      'idemq-cache',
+      'powertools',
+      'mqt',
+      'fenced-lua',
+      'baseline',
+    ]);
     expect([quick.ids, quick.runs]).toEqual([2_000, 1]);
   });
 
@@ -71,19 +86,23 @@ describe('figures', () => {
     expect(duplicates[0]).toEqual(unique[0]);
   });
 
-  it('judges the goals against the baseline and the best peer of the same run', () => {
+  it('judges the goals against the fenced floor, the baseline and the best peer of the same run', () => {
     const goals = evaluateGoals([
       row('idemq', 1, 850, { vsBaseline: 0.85 }),
+      row('fenced-lua', 1, 900),
       row('baseline', 1, 1000),
-      row('idemq', 64, 9000),
+      row('idemq', 64, 9000, { vsBaseline: 1.6, bytesPerRecord: 216 }),
       row('powertools', 64, 2000),
       row('mqt', 64, 3500),
+      row('baseline', 64, 5600),
     ]);
-    expect(goals.map((g) => [g.name, g.met])).toEqual([
-      ['idemq round trips per processed message', true],
-      ['idemq round trips per duplicate', true],
-      ['idemq msg/s at concurrency 1 vs hand-written baseline', true],
-      ['idemq msg/s at concurrency 64 vs best peer (mqt)', false],
+    expect(goals.map((g) => [g.name, g.actual, g.met])).toEqual([
+      ['idemq round trips per processed message', '2.000', true],
+      ['idemq round trips per duplicate', '1.000', true],
+      ['idemq msg/s at concurrency 1 vs hand-written fenced Lua', '0.94×', true],
+      ['idemq msg/s at concurrency 64 vs best peer (mqt)', '2.57×', false],
+      ['idemq msg/s at concurrency 64 vs hand-written SET NX baseline', '1.60×', true],
+      ['idemq Redis bytes per COMPLETED record (fingerprinted, no result)', '216', false],
     ]);
   });
 });
@@ -158,6 +177,8 @@ describe('docs/performance.md block', () => {
       '0.100',
       '1.000',
       '50',
+      '20',
+      '190',
       '100',
     ]);
     expect(lines).toContainEqual(['1', '10000', '11000', '0.050', '0.050']);

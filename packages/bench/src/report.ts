@@ -45,6 +45,8 @@ function render(report: BenchReport, command: string, table: TableFormat): strin
         'p50 ms',
         'p99 ms',
         'client CPU µs / msg',
+        'Redis CPU µs / msg',
+        'Redis bytes / record',
         'peak RSS MiB',
       ],
       report.rows.map((row) => [
@@ -59,6 +61,8 @@ function render(report: BenchReport, command: string, table: TableFormat): strin
         fixed(row.p50Ms, 3),
         fixed(row.p99Ms, 3),
         fixed(row.cpuMicrosPerMessage, 0),
+        fixed(row.serverCpuMicrosPerMessage, 0),
+        fixed(row.bytesPerRecord, 0),
         fixed(row.peakRssBytes / 2 ** 20, 0),
       ]),
     ),

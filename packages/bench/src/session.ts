@@ -7,7 +7,7 @@ import {
   createContender,
   type Outcome,
 } from './contenders/index.js';
-import { commandStats, deleteKeys } from './redisInfo.js';
+import { commandStats, deleteKeys, serverCpuMicros, usedMemoryBytes } from './redisInfo.js';
 import { quantile } from './stats.js';
 import { type BenchMessage, makeWorkload } from './workload.js';
 
@@ -33,6 +33,10 @@ export interface PhaseResult {
   server: CommandCounts;
   /** CPU time (user + system) this process spent in the phase. */
   cpuMicros: number;
+  /** CPU time the Redis server spent in the phase (all its clients: see `noise`). */
+  serverCpuMicros: number;
+  /** Growth of the server's `used_memory` over the phase: what the records written take. */
+  memoryBytes: number;
 }
 
 export interface RoundResult {
@@ -97,13 +101,17 @@ export class Session implements SessionHandle<RoundRequest, RoundResult, Session
     const hitsBefore = contender.cacheHits?.() ?? 0;
 
     const phase = async (messages: BenchMessage[]) => {
+      const memory0 = await usedMemoryBytes(info);
       const server0 = await commandStats(info);
+      const serverCpu0 = await serverCpuMicros(info);
       const client0 = contender.sent.snapshot();
       const cpu0 = process.cpuUsage();
       const driven = await drive(contender, messages, this.init.concurrency);
       const cpu = process.cpuUsage(cpu0);
       const client1 = contender.sent.snapshot();
+      const serverCpu1 = await serverCpuMicros(info);
       const server1 = await commandStats(info);
+      const memory1 = await usedMemoryBytes(info);
       return {
         driven,
         result: {
@@ -115,6 +123,8 @@ export class Session implements SessionHandle<RoundRequest, RoundResult, Session
           client: diffCounts(client1, client0),
           server: diffCounts(server1, server0),
           cpuMicros: cpu.user + cpu.system,
+          serverCpuMicros: serverCpu1 - serverCpu0,
+          memoryBytes: memory1 - memory0,
         } satisfies PhaseResult,
       };
     };

@@ -5,14 +5,15 @@ import { CommandCounter, countIoredis } from '../commandCounter.js';
 import { globEscape } from '../redisInfo.js';
 import type { Contender, ContenderSetup } from './types.js';
 
-/** Entries enough for every id of the default workload, so each duplicate can be a cache hit. */
+/** Entries enough for every id of the default workload. */
 export const BENCH_LOCAL_CACHE_ENTRIES = 50_000;
 
 /**
  * idemq as users get it: `createIdempotency` over `redisStore({ client })`, defaults throughout
  * (lease 40 s with heartbeat, COMPLETED kept 24 h, coalescing on). The payload is passed, so
- * every claim also stores a SHA-256 fingerprint. With `localCache`, duplicates of ids this
- * process completed are answered from memory.
+ * every claim also stores a SHA-256 fingerprint. With `localCache`, an id Redis answered
+ * `duplicate` for is remembered and its later duplicates are answered from memory (in this
+ * workload each duplicate comes once: the row shows what the cache costs when it never hits).
  *
  * Per processed message: EVALSHA claim, handler, EVALSHA complete (concurrent operations share
  * one EVALSHA per lane). Per duplicate: EVALSHA claim (answers `duplicate`), or nothing on a

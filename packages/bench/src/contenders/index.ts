@@ -1,19 +1,28 @@
 import { baselineContender } from './baseline.js';
+import { fencedLuaContender } from './fencedLua.js';
 import { idemqContender } from './idemq.js';
 import { mqtContender } from './mqt.js';
 import { powertoolsContender } from './powertools.js';
 import type { Contender, ContenderSetup } from './types.js';
 
 /** Every contender, in table order. */
-export const CONTENDERS = ['idemq', 'idemq-cache', 'powertools', 'mqt', 'baseline'] as const;
+export const CONTENDERS = [
+  'idemq',
+  'idemq-cache',
+  'powertools',
+  'mqt',
+  'fenced-lua',
+  'baseline',
+] as const;
 export type ContenderName = (typeof CONTENDERS)[number];
 
 /** Who is idemq, who is a peer (the 3× goal compares with the best peer), who is the floor. */
-export const ROLE: Record<ContenderName, 'idemq' | 'peer' | 'baseline'> = {
+export const ROLE: Record<ContenderName, 'idemq' | 'peer' | 'floor' | 'baseline'> = {
   idemq: 'idemq',
   'idemq-cache': 'idemq',
   powertools: 'peer',
   mqt: 'peer',
+  'fenced-lua': 'floor',
   baseline: 'baseline',
 };
 
@@ -22,6 +31,7 @@ export const LABEL: Record<ContenderName, string> = {
   'idemq-cache': 'idemq + localCache',
   powertools: 'Powertools idempotency 2.35.0 (Redis)',
   mqt: 'message-queue-toolkit Redis dedup store 3.0.1',
+  'fenced-lua': 'hand-written fenced Lua claim / complete (ioredis)',
   baseline: 'baseline: ioredis SET NX PX + SET PX',
 };
 
@@ -39,6 +49,8 @@ export function createContender(name: ContenderName, setup: ContenderSetup): Pro
       return powertoolsContender(setup);
     case 'mqt':
       return mqtContender(setup);
+    case 'fenced-lua':
+      return fencedLuaContender(setup);
     case 'baseline':
       return baselineContender(setup);
   }
