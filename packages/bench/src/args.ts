@@ -14,6 +14,8 @@ export const USAGE = `Usage: pnpm bench [options]
   --doc <file>           fill the generated block of a Markdown file (docs/performance.md)
   --from-json <file>     no run: print (and --doc) a report saved with --json
   --no-ceiling           skip redis-benchmark
+  --no-pin               leave Redis and the bench on every CPU (default: a local Redis is pinned
+                         to CPU 0 and the contenders to the others, with taskset)
   --inline               run contenders in this process instead of one child process each
 Redis: REDIS_URL (default redis://127.0.0.1:6379). Only keys under a fresh idemq-bench:<id> namespace
 are written, and they are deleted after each round.
@@ -33,6 +35,7 @@ export function parseCli(argv: string[]): CliOptions | 'help' {
       doc: { type: 'string' },
       'from-json': { type: 'string' },
       'no-ceiling': { type: 'boolean', default: false },
+      'no-pin': { type: 'boolean', default: false },
       inline: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -74,6 +77,7 @@ export function parseCli(argv: string[]): CliOptions | 'help' {
     isolation: values.inline ? 'inline' : 'process',
     warmupIds: Math.min(ids, BENCH_DEFAULTS.quickIds),
     ceiling: !values['no-ceiling'],
+    pin: !values['no-pin'],
     ...(values.json === undefined ? {} : { json: values.json }),
     ...(values.doc === undefined ? {} : { doc: values.doc }),
     ...(values['from-json'] === undefined ? {} : { fromJson: values['from-json'] }),

@@ -5,6 +5,7 @@ import { type CeilingResult, measureCeiling } from './ceiling.js';
 import { type ContenderName, LABEL, ROLE } from './contenders/index.js';
 import { openChild, openInline, type SessionHost } from './host.js';
 import { type MachineFacts, machineFacts, redactUrl } from './machine.js';
+import { type Pinning, pinCores } from './pinning.js';
 import { deleteKeys, globEscape, serverFacts } from './redisInfo.js';
 import type { RoundResult } from './session.js';
 import { median } from './stats.js';
@@ -26,6 +27,8 @@ export interface BenchOptions {
   warmupIds: number;
   /** Measure the server's ceiling with redis-benchmark. @default true */
   ceiling: boolean;
+  /** Pin a local Redis to CPU 0 and the contenders to the others (`pinCores`). @default true */
+  pin?: boolean;
   /** Prefix of every key the run writes (default: `benchNamespace()`). */
   namespace?: string;
   /** Progress lines (default: none). */
@@ -79,7 +82,7 @@ export interface Row {
 export interface BenchReport {
   startedAt: string;
   options: Omit<BenchOptions, 'log' | 'redisUrl' | 'namespace'> & { redisUrl: string };
-  machine: MachineFacts & { redis: string };
+  machine: MachineFacts & { redis: string; pinning?: string };
   ceilings: CeilingResult[];
   rows: Row[];
   goals: Goal[];
@@ -108,8 +111,11 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
   await admin.connect();
   const open = options.isolation === 'inline' ? openInline : openChild;
 
+  let pinning: Pinning | undefined;
   try {
     const server = await serverFacts(admin);
+    if (options.pin) pinning = pinCores(options.redisUrl, server.pid);
+    if (pinning) log(pinning.description);
     const ceilings: CeilingResult[] = [];
     if (options.ceiling) {
       for (const clients of options.concurrency) {
@@ -177,15 +183,21 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         isolation: options.isolation,
         warmupIds: options.warmupIds,
         ceiling: options.ceiling,
+        pin: options.pin ?? false,
         redisUrl: redactUrl(options.redisUrl),
       },
-      machine: { ...machineFacts(loadAtStart), redis: `${server.version} (${server.mode})` },
+      machine: {
+        ...machineFacts(loadAtStart),
+        redis: `${server.version} (${server.mode})`,
+        ...(pinning ? { pinning: pinning.description } : {}),
+      },
       ceilings,
       rows,
       goals: evaluateGoals(rows),
       durationMs: performance.now() - started,
     };
   } finally {
+    pinning?.restore();
     // Anything a failed round left behind, and the ceiling's key.
     await deleteKeys(admin, namespacePatterns(benchId)).catch(() => 0);
     await admin.quit().catch(() => admin.disconnect());

@@ -21,11 +21,15 @@ export async function commandStats(client: Redis): Promise<CommandCounts> {
 }
 
 /** Version, mode and persistence of the server, for the report. */
-export async function serverFacts(client: Redis): Promise<{ version: string; mode: string }> {
+export async function serverFacts(
+  client: Redis,
+): Promise<{ version: string; mode: string; pid?: number }> {
   const text = await client.info('server');
+  const pid = Number(/process_id:(\d+)/.exec(text)?.[1]);
   return {
     version: /redis_version:(\S+)/.exec(text)?.[1] ?? 'unknown',
     mode: /redis_mode:(\S+)/.exec(text)?.[1] ?? 'unknown',
+    ...(Number.isInteger(pid) && pid > 0 ? { pid } : {}),
   };
 }
 

@@ -55,6 +55,9 @@ describe('parseCli', () => {
       'baseline',
     ]);
     expect([quick.ids, quick.runs]).toEqual([2_000, 1]);
+    expect(defaults.pin).toBe(true);
+    const unpinned = parseCli(['--no-pin']);
+    expect(unpinned !== 'help' && unpinned.pin).toBe(false);
   });
 
   it('keeps table order for --only and reports every bad option at once', () => {

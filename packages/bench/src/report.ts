@@ -25,7 +25,10 @@ function render(report: BenchReport, command: string, table: TableFormat): strin
   out.push(
     describeMachine(
       machine,
-      [`Redis ${machine.redis} at ${options.redisUrl}`],
+      [
+        `Redis ${machine.redis} at ${options.redisUrl}`,
+        ...(machine.pinning ? [machine.pinning] : []),
+      ],
       report.startedAt,
       report.durationMs,
     ),
