@@ -1,3 +1,4 @@
+import { recordKey } from '@idemq/core/adapter';
 import { describe, expect, it } from 'vitest';
 import { CompletedCache } from './completedCache.js';
 
@@ -60,7 +61,7 @@ describe('CompletedCache', () => {
 
   it('stays at maxEntries and keeps exactly the newest over many evictions', () => {
     const cache = new CompletedCache(1_000, DAY);
-    const keys = Array.from({ length: 100_000 }, (_, i) => `k${i}`);
+    const keys = Array.from({ length: 100_000 }, (_, i) => recordKey('idemq', 's', `k${i}`));
     for (const key of keys) cache.remember(key, done(), DAY);
     expect(cache.size).toBe(1_000);
     expect(cached(cache, keys)).toEqual(keys.slice(-1_000));

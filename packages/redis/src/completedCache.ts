@@ -1,7 +1,9 @@
 import type { ResultOmission } from '@idemq/core';
+import { KeyFilter } from './keyFilter.js';
 
 /**
- * An in-process cache of ids this process saw COMPLETED, so hot duplicates cost no round trip.
+ * An in-process cache of ids Redis answered as COMPLETED, so repeated duplicates cost no round
+ * trip. Keys are record keys (see `KeyFilter`).
  * Entries live at most `ttlMs` (and never past the record's own TTL); it holds the last
  * `maxEntries` ids remembered, the oldest evicted first. A cached id answered for a different
  * payload fingerprint is a miss, so key reuse is still decided by Redis.
@@ -20,6 +22,8 @@ import type { ResultOmission } from '@idemq/core';
 export class CompletedCache {
   /** Key → the slot that holds its entry. */
   private readonly entries = new Map<string, number>();
+  /** The keys of `entries`, so a lookup of an absent key rarely touches the Map. */
+  private readonly filter: KeyFilter;
   /** `keys[i]`: the key last remembered in slot i; it still owns it if `entries` says so. */
   private readonly keys: string[] = [];
   private readonly fingerprints: (string | undefined)[] = [];
@@ -34,15 +38,16 @@ export class CompletedCache {
   constructor(
     private readonly maxEntries: number,
     private readonly ttlMs: number,
-  ) {}
+  ) {
+    this.filter = new KeyFilter(maxEntries);
+  }
 
   remember(key: string, completion: Omit<CachedCompletion, 'until'>, recordTtlMs: number): void {
     const slot = this.nextSlot;
     this.nextSlot = slot + 1 === this.maxEntries ? 0 : slot + 1;
     // The slot's previous key is the oldest remembered; evict it unless it moved to a newer slot.
     const previous = this.keys[slot];
-    if (previous !== undefined && this.entries.get(previous) === slot)
-      this.entries.delete(previous);
+    if (previous !== undefined && this.entries.get(previous) === slot) this.forget(previous);
     // Slots fill in order, so each array stays dense (a push, then writes in place).
     this.keys[slot] = key;
     this.fingerprints[slot] = completion.fingerprint;
@@ -50,15 +55,17 @@ export class CompletedCache {
     this.omitted[slot] = completion.resultOmitted;
     this.completedAts[slot] = completion.completedAt;
     this.untils[slot] = performance.now() + Math.min(this.ttlMs, recordTtlMs);
+    if (!this.entries.has(key)) this.filter.add(key);
     this.entries.set(key, slot);
   }
 
   get(key: string, fingerprint: string | undefined): CachedCompletion | undefined {
+    if (!this.filter.mayHold(key)) return undefined;
     const slot = this.entries.get(key);
     if (slot === undefined) return undefined;
     const until = this.untils[slot] as number;
     if (until <= performance.now()) {
-      this.entries.delete(key);
+      this.forget(key);
       return undefined;
     }
     const held = this.fingerprints[slot];
@@ -71,6 +78,11 @@ export class CompletedCache {
       resultOmitted: this.omitted[slot],
       until,
     };
+  }
+
+  private forget(key: string): void {
+    this.entries.delete(key);
+    this.filter.remove(key);
   }
 
   /** Ids held now (expired ones included until they are looked up or evicted). */
