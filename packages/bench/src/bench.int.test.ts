@@ -31,8 +31,9 @@ describe('bench quick mode', () => {
     for (const r of report.rows) {
       expect(r.anomalies, `${r.contender} c=${r.concurrency}`).toEqual([]);
       const [round] = r.rounds;
-      expect(round?.processed.outcomes.processed).toBe(BENCH_DEFAULTS.quickIds);
-      expect(round?.duplicates.outcomes.duplicate).toBe(BENCH_DEFAULTS.quickIds / 5);
+      expect(round?.stream.outcomes.processed).toBe(BENCH_DEFAULTS.quickIds);
+      expect(round?.stream.outcomes.duplicate).toBe(BENCH_DEFAULTS.quickIds / 5);
+      expect(round?.duplicatesAgain.outcomes.duplicate).toBe(BENCH_DEFAULTS.quickIds / 5);
     }
   });
 
@@ -56,9 +57,9 @@ describe('bench quick mode', () => {
       expect(Object.keys(idemq.commandsPerProcessed)).toEqual(['evalsha']);
       // The server saw at least those calls (other clients of a shared Redis only add to it).
       const [round] = idemq.rounds;
-      const server = round?.processed.server.byName ?? {};
+      const server = round?.stream.server.byName ?? {};
       expect((server.evalsha ?? 0) + (server.eval ?? 0)).toBeGreaterThanOrEqual(
-        round?.processed.client.total ?? Number.POSITIVE_INFINITY,
+        round?.stream.client.total ?? Number.POSITIVE_INFINITY,
       );
     }
     // Sequential: exactly claim + complete, and one claim per duplicate.

@@ -7,7 +7,7 @@ import { openChild, openInline, type SessionHost } from './host.js';
 import { type MachineFacts, machineFacts, redactUrl } from './machine.js';
 import { type Pinning, pinCores } from './pinning.js';
 import { deleteKeys, globEscape, serverFacts } from './redisInfo.js';
-import type { RoundResult } from './session.js';
+import type { PhaseResult, RoundResult } from './session.js';
 import { median } from './stats.js';
 import { fixed, type Goal } from './table.js';
 
@@ -215,16 +215,17 @@ function toRow(
   const anomalies: string[] = [];
   const noise: string[] = [];
   for (const r of rounds) {
-    const ids = r.processed.messages;
-    const dups = r.duplicates.messages;
-    if (r.processed.outcomes.processed !== ids) {
+    const { ids } = r;
+    const dups = r.stream.messages - ids;
+    if (r.stream.outcomes.processed !== ids) {
       anomalies.push(
-        `run ${r.run + 1}: ${r.processed.outcomes.processed}/${ids} first deliveries processed`,
+        `run ${r.run + 1}: ${r.stream.outcomes.processed}/${ids} first deliveries processed`,
       );
     }
-    if (r.duplicates.outcomes.duplicate !== dups) {
+    if (r.stream.outcomes.duplicate !== dups || r.duplicatesAgain.outcomes.duplicate !== dups) {
       anomalies.push(
-        `run ${r.run + 1}: ${r.duplicates.outcomes.duplicate}/${dups} duplicates skipped`,
+        `run ${r.run + 1}: ${r.stream.outcomes.duplicate}/${dups} duplicates skipped, ` +
+          `${r.duplicatesAgain.outcomes.duplicate}/${dups} when sent again`,
       );
     }
     if (r.handlerRuns !== ids)
@@ -233,7 +234,7 @@ function toRow(
       anomalies.push(`run ${r.run + 1}: ${r.keysDeleted} keys left for ${ids} ids`);
     // The server counts everyone's commands. Of the names this contender sends, it should see
     // exactly what the contender sent; more means other clients of a shared server were busy.
-    for (const phase of [r.processed, r.duplicates]) {
+    for (const phase of [r.stream, r.duplicatesAgain]) {
       const foreign = Object.entries(phase.client.byName).reduce(
         (sum, [name, calls]) => sum + Math.max(0, (phase.server.byName[name] ?? 0) - calls),
         0,
@@ -241,14 +242,12 @@ function toRow(
       if (foreign / phase.messages > 0.01) {
         noise.push(
           `run ${r.run + 1}: other clients sent ${foreign} commands of the same names during ` +
-            `${phase === r.processed ? 'first deliveries' : 'duplicates'} (server figures are upper bounds)`,
+            `${phase === r.stream ? 'the stream' : 'the duplicates sent again'} (server figures are upper bounds)`,
         );
       }
     }
   }
   const last = rounds.at(-1);
-  const perMessage = (counts: Record<string, number> | undefined, n: number) =>
-    Object.fromEntries(Object.entries(counts ?? {}).map(([name, calls]) => [name, calls / n]));
   const vsBaseline =
     baseline && baseline.length === rounds.length && rounds.length > 0
       ? median(
@@ -264,33 +263,53 @@ function toRow(
     concurrency,
     messagesPerSecond: per((r) => r.messagesPerSecond),
     ...(vsBaseline === undefined ? {} : { vsBaseline }),
-    roundTripsPerProcessed: per((r) => r.processed.client.total / r.processed.messages),
-    roundTripsPerDuplicate: per((r) => r.duplicates.client.total / r.duplicates.messages),
-    serverCommandsPerProcessed: per((r) => r.processed.server.total / r.processed.messages),
-    serverCommandsPerDuplicate: per((r) => r.duplicates.server.total / r.duplicates.messages),
-    commandsPerProcessed: perMessage(last?.processed.client.byName, last?.processed.messages ?? 1),
-    commandsPerDuplicate: perMessage(
-      last?.duplicates.client.byName,
-      last?.duplicates.messages ?? 1,
-    ),
+    roundTripsPerProcessed: per((r) => perProcessed(r, (p) => p.client.total)),
+    roundTripsPerDuplicate: per((r) => perDuplicate(r, (p) => p.client.total)),
+    serverCommandsPerProcessed: per((r) => perProcessed(r, (p) => p.server.total)),
+    serverCommandsPerDuplicate: per((r) => perDuplicate(r, (p) => p.server.total)),
+    commandsPerProcessed: last ? byName(last, perProcessed) : {},
+    commandsPerDuplicate: last ? byName(last, perDuplicate) : {},
     p50Ms: per((r) => r.p50Ms),
     p99Ms: per((r) => r.p99Ms),
-    cpuMicrosPerMessage: per(
-      (r) =>
-        (r.processed.cpuMicros + r.duplicates.cpuMicros) /
-        (r.processed.messages + r.duplicates.messages),
-    ),
-    serverCpuMicrosPerMessage: per(
-      (r) =>
-        (r.processed.serverCpuMicros + r.duplicates.serverCpuMicros) /
-        (r.processed.messages + r.duplicates.messages),
-    ),
-    bytesPerRecord: per((r) => r.processed.memoryBytes / r.processed.messages),
+    cpuMicrosPerMessage: per((r) => r.stream.cpuMicros / r.stream.messages),
+    serverCpuMicrosPerMessage: per((r) => r.stream.serverCpuMicros / r.stream.messages),
+    bytesPerRecord: per((r) => r.stream.memoryBytes / r.ids),
     peakRssBytes,
     rounds,
     anomalies,
     noise,
   };
+}
+
+/** A count per duplicate: from the duplicates sent again alone. */
+function perDuplicate(r: RoundResult, count: (phase: PhaseResult) => number): number {
+  return count(r.duplicatesAgain) / r.duplicatesAgain.messages;
+}
+
+/**
+ * A count per first delivery: the stream's, less what its duplicates cost at the rate they did
+ * when sent alone (exact when each message has calls of its own, as at concurrency 1).
+ */
+function perProcessed(r: RoundResult, count: (phase: PhaseResult) => number): number {
+  const duplicates = r.stream.messages - r.ids;
+  return Math.max(0, count(r.stream) - duplicates * perDuplicate(r, count)) / r.ids;
+}
+
+/** Commands by name per message of a kind, in the last round. */
+function byName(
+  r: RoundResult,
+  per: (r: RoundResult, count: (phase: PhaseResult) => number) => number,
+): Record<string, number> {
+  const names = new Set([
+    ...Object.keys(r.stream.client.byName),
+    ...Object.keys(r.duplicatesAgain.client.byName),
+  ]);
+  const counts: Record<string, number> = {};
+  for (const name of names) {
+    const value = per(r, (phase) => phase.client.byName[name] ?? 0);
+    if (value > 0) counts[name] = value;
+  }
+  return counts;
 }
 
 /** The issue's goals, judged from this run's figures. */

@@ -81,12 +81,30 @@ describe('figures', () => {
     expect(median([3, 1, 2, 10])).toBe(2.5);
   });
 
-  it('sends a fifth of the ids again, spread over the range, as new message objects', () => {
-    const { unique, duplicates } = makeWorkload('ns', 20);
-    expect(unique).toHaveLength(20);
-    expect(duplicates.map((m) => m.requestId)).toEqual(['ns:0', 'ns:5', 'ns:10', 'ns:15']);
-    expect(duplicates[0]).not.toBe(unique[0]);
-    expect(duplicates[0]).toEqual(unique[0]);
+  it('mixes a fifth of the ids in again, each well after its original, as new message objects', () => {
+    const { stream, duplicateCount, duplicates } = makeWorkload('ns', 5_000);
+    expect(stream).toHaveLength(6_000);
+    expect(duplicateCount).toBe(1_000);
+    expect(duplicates).toHaveLength(1_000);
+    const positions = new Map<string, number>();
+    stream.forEach((message, at) => {
+      if (message.originalAt === undefined) {
+        positions.set(message.requestId, at);
+        return;
+      }
+      const original = stream[message.originalAt];
+      expect(original?.requestId).toBe(message.requestId);
+      expect(original).not.toBe(message);
+      expect(original?.body).toBe(message.body);
+      expect(at - message.originalAt).toBeGreaterThanOrEqual(1_000);
+    });
+    expect(positions.size).toBe(5_000);
+    // A small workload puts the duplicates after the last original.
+    const small = makeWorkload('ns', 20);
+    const ids = (messages: { requestId: string }[]) => messages.map((m) => m.requestId);
+    expect(ids(small.stream.slice(20))).toEqual(['ns:0', 'ns:5', 'ns:10', 'ns:15']);
+    // The duplicates sent again alone are of other ids.
+    expect(ids(small.duplicates)).toEqual(['ns:1', 'ns:6', 'ns:11', 'ns:16']);
   });
 
   it('judges the goals against the fenced floor, the baseline and the best peer of the same run', () => {

@@ -10,7 +10,7 @@ import {
   spliceBlock,
   type TableFormat,
 } from './table.js';
-import { DUPLICATE_RATIO } from './workload.js';
+import { DUPLICATE_DISTANCE, DUPLICATE_RATIO } from './workload.js';
 
 /** The report as Markdown (the tables `docs/performance.md` embeds) and for a terminal. */
 export const { markdown: toMarkdown, text: toText } = inBothFormats(render);
@@ -19,7 +19,8 @@ function render(report: BenchReport, command: string, table: TableFormat): strin
   const { machine, options } = report;
   const out: string[] = [];
   out.push(
-    `Command: \`${command}\` — ${options.ids} unique ids + ${Math.round(options.ids * DUPLICATE_RATIO)} duplicates per round, ` +
+    `Command: \`${command}\` — ${options.ids} unique ids with ${Math.round(options.ids * DUPLICATE_RATIO)} duplicates mixed in per round ` +
+      `(each ≥ ${DUPLICATE_DISTANCE} messages after its original; every call started in a task of its own), ` +
       `median of ${options.runs} round(s), ${options.isolation === 'process' ? 'one child process per contender and concurrency' : 'in-process'}.`,
   );
   out.push(
