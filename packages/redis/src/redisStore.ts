@@ -242,6 +242,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     String(leaseMs),
     String(retainMs),
     String(leaseMs + retainMs),
+    cache ? '1' : '0',
   ]);
   // What a completion stores: '1' its result, '0' nothing, else why there is no result.
   const completeShared = new SharedArgsTable('complete', (ttlMs: number, stores: string) => [
@@ -340,6 +341,26 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     return afterComplete(decodeTransition('complete', reply));
   }
 
+  /**
+   * A batch's operations as waves in request order per key (`orderedWaves`), each wave's calls
+   * all on the wire at once; yields each wave with its replies (an `Error` for a failed call's).
+   */
+  async function* inWaves<P extends { key: string }>(
+    script: 'claim' | 'complete',
+    pending: readonly P[],
+    sharedOf: (p: P) => SharedArgs,
+    argsOf: (p: P) => (string | number)[],
+  ): AsyncGenerator<readonly [P[], unknown[]]> {
+    for (const wave of orderedWaves(
+      pending,
+      (p) => p.key,
+      (p) => sharedOf(p).id,
+    )) {
+      const entries = wave.map((p) => ({ key: p.key, args: argsOf(p), shared: sharedOf(p) }));
+      yield [wave, await batcher.runBatch(script, entries)];
+    }
+  }
+
   const store: RedisStore = {
     claim,
 
@@ -351,20 +372,12 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
       const pending = requests.flatMap((request, index) =>
         outcomes[index] ? [] : [{ index, request, key: keyOf(request), token: tokens.next() }],
       );
-      const waves = orderedWaves(
+      for await (const [wave, replies] of inWaves(
+        'claim',
         pending,
-        (p) => p.key,
-        (p) => sharedOfClaim(p.request).id,
-      );
-      for (const wave of waves) {
-        const replies = await batcher.runBatch(
-          'claim',
-          wave.map((p) => ({
-            key: p.key,
-            args: claimArgs(p.token, p.request),
-            shared: sharedOfClaim(p.request),
-          })),
-        );
+        (p) => sharedOfClaim(p.request),
+        (p) => claimArgs(p.token, p.request),
+      )) {
         // A claim batch answers as a whole: claims a failed call left behind lapse unused.
         const failed = replies.find((reply) => reply instanceof Error);
         if (failed) throw connection.explain('claimMany', failed);
@@ -401,20 +414,12 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
           outcomes[index] = { status: 'rejected', reason: error as Error };
         }
       });
-      const waves = orderedWaves(
+      for await (const [wave, replies] of inWaves(
+        'complete',
         pending,
-        (p) => p.key,
-        (p) => sharedOfComplete(p.request).id,
-      );
-      for (const wave of waves) {
-        const replies = await batcher.runBatch(
-          'complete',
-          wave.map((p) => ({
-            key: p.key,
-            args: completeArgs(p.request),
-            shared: sharedOfComplete(p.request),
-          })),
-        );
+        (p) => sharedOfComplete(p.request),
+        (p) => completeArgs(p.request),
+      )) {
         await Promise.all(
           wave.map(async (p, i) => {
             outcomes[p.index] = await settle(completionOf(replies[i]));

@@ -99,20 +99,23 @@ return out
 }
 
 /**
- * Shared ARGV: leaseMs, retainMs, ttlMs (= leaseMs + retainMs, the key's TTL). Per key: token,
+ * Shared ARGV: leaseMs, retainMs, ttlMs (= leaseMs + retainMs, the key's TTL), '1' when the
+ * store keeps a local cache (else '0'). Per key: token,
  * fingerprint ('' = none). Reply per key: for the common case, a new id claimed, the server's
  * clock in µs (its fencing token; attempt 1, lease until its ms + leaseMs); else 8 fields
  * {status, …} (a duplicate's 5th is the record's fingerprint, its 6th the `resultOmitted`
- * marker, its 7th the time the record has left in ms, for the local cache), and a 9th on a
+ * marker, its 7th the time the record has left in ms when asked, for the local cache), and a 9th on a
  * claim of an existing record: the fingerprint it holds now. One string
  * instead of eight for most keys is less for Lua to build, for Redis to write and for the
  * client to parse.
  */
-const CLAIM_SHARED = 3;
+const CLAIM_SHARED = 4;
 const CLAIM_STRIDE = 2;
 export const claimScript = `${NOW}${STATE}${FAILED}
 local out = {}
 local leaseMs, retainMs, ttlMs = tonumber(ARGV[1]), ARGV[2], ARGV[3]
+-- The store keeps a local cache: a duplicate says how long its record has left.
+local withTtl = ARGV[4] == '1'
 local function reply(a, b, c, d, e, f, g, h, fp)
   return {a, b, c, d, e, f, g, h, fp}
 end
@@ -142,7 +145,7 @@ local function claim(key, base)
     return reply('key-reuse', '', '', '', '', '', '', '')
   elseif state == 'C' then
     return reply('duplicate', h[6] or '0', h[7] and '1' or '0', h[7] or '', h[5] or '', h[11] or '',
-      tostring(redis.call('PTTL', key)), '')
+      withTtl and tostring(redis.call('PTTL', key)) or '', '')
   elseif state == 'I' and tonumber(h[4]) > now then
     return reply('in-progress', tostring(tonumber(h[4]) - now), h[2], '', '', '', '', '')
   end

@@ -60,7 +60,7 @@ export async function runSelfTest(context: SelfTestContext): Promise<SelfTestRep
   try {
     const token = randomUUID();
     const [reply] = (await step('claim', () =>
-      runner.run('claim', [key], [5_000, 1_000, 6_000, token, '']),
+      runner.run('claim', [key], [5_000, 1_000, 6_000, '0', token, '']),
     )) as unknown[];
     const claim = decodeProbeClaim(reply, token);
     if (claim.status !== 'claimed' || claim.attempt !== 1)
