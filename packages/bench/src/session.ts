@@ -43,7 +43,7 @@ export interface RoundResult {
   run: number;
   /** The timed stream: every id once, a fifth of them again mixed in after their original. */
   stream: PhaseResult;
-  /** Untimed: the duplicates once more, alone, for what a duplicate costs (its commands). */
+  /** Untimed: as many duplicates of other ids, alone: what a first duplicate costs (its commands). */
   duplicatesAgain: PhaseResult;
   /** Ids in the round (first deliveries of the stream). */
   ids: number;

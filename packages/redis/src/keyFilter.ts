@@ -1,8 +1,8 @@
 /**
  * Counts the keys a cache holds per bucket, the bucket taken from four characters of the key's
  * digest, so a lookup of a key nobody holds is one read of a small array instead of a probe of
- * a large `Map`: on a cache that misses for most messages (every first delivery), a probe of a
- * `Map` of tens of thousands of keys cost about 1 µs of memory latency (docs/performance-history.md).
+ * a large `Map`, whose dependent memory reads dominate a cache that misses for most messages
+ * (every first delivery; docs/performance-history.md).
  * Keys are record keys, `<prefix>:{<base64url digest>}`: the characters before the closing
  * brace are uniformly random. A bucket that is not empty may hold another key (a false
  * positive, then the `Map` decides); an empty one never holds the key.
