@@ -46,8 +46,8 @@ export interface StoreModelOptions {
 
 /**
  * Registers one vitest property test: random interleavings of `claim`, `claimMany`, `complete`,
- * `fail`, `renew`, `release` and `inspect` by several owners (some holding stale or forged
- * tokens) on two ids, with time passing, checked against a model of the contract (the TSDoc of
+ * `completeMany`, `fail`, `renew`, `release` and `inspect` by several owners (some holding stale
+ * or forged tokens) on two ids, with time passing, checked against a model of the contract (the TSDoc of
  * `Store`). The model predicts every answer and every record from the requests it sent and the
  * time it knows: when a lease, a retention or a TTL it asked for ends; it never takes a store's
  * own `expiresAt` for the truth.
@@ -425,6 +425,20 @@ class ClaimManyCommand implements fc.AsyncCommand<Model, Store> {
 /** Which token a fenced call sends: the worker's own, a stale one, or a forged one. */
 type TokenPick = { kind: 'own' } | { kind: 'stale'; index: number } | { kind: 'forged' };
 
+function tokenOf(model: Model, worker: number, id: Id, pick: TokenPick): string | undefined {
+  switch (pick.kind) {
+    case 'own':
+      return model.held.get(`${worker}/${id}`);
+    case 'stale':
+      return model.tokens[pick.index % Math.max(1, model.tokens.length)];
+    case 'forged':
+      return 'forged-token';
+  }
+}
+
+const describePick = (pick: TokenPick) =>
+  pick.kind === 'stale' ? `stale#${pick.index}` : pick.kind;
+
 class TransitionCommand implements fc.AsyncCommand<Model, Store> {
   constructor(
     readonly worker: number,
@@ -433,18 +447,8 @@ class TransitionCommand implements fc.AsyncCommand<Model, Store> {
     readonly pick: TokenPick,
   ) {}
   check = () => true;
-  private token(model: Model): string | undefined {
-    switch (this.pick.kind) {
-      case 'own':
-        return model.held.get(`${this.worker}/${this.id}`);
-      case 'stale':
-        return model.tokens[this.pick.index % Math.max(1, model.tokens.length)];
-      case 'forged':
-        return 'forged-token';
-    }
-  }
   async run(model: Model, store: Store) {
-    const token = this.token(model);
+    const token = tokenOf(model, this.worker, this.id, this.pick);
     if (token === undefined) return;
     const fenced = { scope: model.scope, requestId: this.id, token };
     const call = this.call;
@@ -462,8 +466,50 @@ class TransitionCommand implements fc.AsyncCommand<Model, Store> {
     });
     model.transition(this.id, token, call, value, at);
   }
+  toString = () => `${this.call.kind}(w${this.worker}, ${this.id}, ${describePick(this.pick)})`;
+}
+
+interface CompletionSpec {
+  worker: number;
+  id: Id;
+  pick: TokenPick;
+  result: string;
+}
+
+class CompleteManyCommand implements fc.AsyncCommand<Model, Store> {
+  constructor(
+    readonly specs: CompletionSpec[],
+    readonly ttlMs: number,
+  ) {}
+  check = () => true;
+  async run(model: Model, store: Store) {
+    const requests = this.specs.flatMap((spec) => {
+      const token = tokenOf(model, spec.worker, spec.id, spec.pick);
+      return token === undefined ? [] : [{ spec, token }];
+    });
+    const { value, at } = await model.time.call(model.deadlines(), () =>
+      store.completeMany(
+        requests.map(({ spec, token }) => ({
+          scope: model.scope,
+          requestId: spec.id,
+          token,
+          ttlMs: this.ttlMs,
+          result: spec.result,
+        })),
+      ),
+    );
+    expect(value).toHaveLength(requests.length);
+    // Atomic per record, in request order: each as the single completion at that point.
+    requests.forEach(({ spec, token }, i) => {
+      const settled = value[i];
+      expect(settled?.status, `completeMany #${i} (${spec.id})`).toBe('fulfilled');
+      if (settled?.status !== 'fulfilled') return;
+      const call: Transition = { kind: 'complete', ttlMs: this.ttlMs, result: spec.result };
+      model.transition(spec.id, token, call, settled.value, at);
+    });
+  }
   toString = () =>
-    `${this.call.kind}(w${this.worker}, ${this.id}, ${this.pick.kind === 'stale' ? `stale#${this.pick.index}` : this.pick.kind})`;
+    `completeMany(${this.specs.map((s) => `w${s.worker}:${s.id}:${describePick(s.pick)}`).join(', ')})`;
 }
 
 class InspectCommand implements fc.AsyncCommand<Model, Store> {
@@ -522,6 +568,12 @@ function commandsOf(durations: Durations) {
       .array(claimSpec, { minLength: 1, maxLength: 4 })
       .map((specs) => new ClaimManyCommand(specs, durations)),
     fc.tuple(worker, id, transition, pick).map(([w, i, t, p]) => new TransitionCommand(w, i, t, p)),
+    fc
+      .array(fc.record({ worker, id, pick, result: fc.constantFrom('r1', 'r2') }), {
+        minLength: 1,
+        maxLength: 4,
+      })
+      .map((specs) => new CompleteManyCommand(specs, durations.completeTtlMs)),
     id.map((i) => new InspectCommand(i)),
     fc
       .integer({ min: advance.min, max: advance.max })
