@@ -13,6 +13,7 @@ import {
   type FencedRequest,
   type IdempotencyRecord,
   type RecordId,
+  type RecordState,
   RecordStates,
   type RenewRequest,
   type Store,
@@ -154,15 +155,8 @@ export function memoryStore(options: MemoryStoreOptions = {}): Store {
     const [key, entry] = owned(request, now);
     if (!entry) return 'lease-lost';
     entries.set(key, {
-      scope: entry.scope,
-      requestId: entry.requestId,
-      state: RecordStates.COMPLETED,
-      attempt: entry.attempt,
-      fencingToken: entry.fencingToken,
+      ...endedAs(entry, RecordStates.COMPLETED, now + request.ttlMs),
       completedAt: now,
-      expiresAt: now + request.ttlMs,
-      retainMs: entry.retainMs,
-      ...optional('fingerprint', entry.fingerprint),
       ...optional('result', request.result),
       // A result, when there is one, is the answer: a marker beside it would contradict it.
       ...optional(
@@ -198,15 +192,8 @@ export function memoryStore(options: MemoryStoreOptions = {}): Store {
       const [key, entry] = owned(request, now);
       if (!entry) return 'lease-lost';
       entries.set(key, {
-        scope: entry.scope,
-        requestId: entry.requestId,
-        state: RecordStates.FAILED,
-        attempt: entry.attempt,
-        fencingToken: entry.fencingToken,
-        expiresAt: now + request.ttlMs,
-        retainMs: entry.retainMs,
+        ...endedAs(entry, RecordStates.FAILED, now + request.ttlMs),
         lastError: { ...request.error },
-        ...optional('fingerprint', entry.fingerprint),
       });
       return 'ok';
     },
@@ -241,6 +228,23 @@ export function memoryStore(options: MemoryStoreOptions = {}): Store {
       clearInterval(sweeper);
       entries.clear();
     },
+  };
+}
+
+/**
+ * What a record keeps when its claim ends in `state` (a completion or a failure): its identity,
+ * attempt, fencing token and fingerprint; not the owner, lease or remembered error.
+ */
+function endedAs(entry: Entry, state: RecordState, expiresAt: number): Entry {
+  return {
+    scope: entry.scope,
+    requestId: entry.requestId,
+    state,
+    attempt: entry.attempt,
+    fencingToken: entry.fencingToken,
+    expiresAt,
+    retainMs: entry.retainMs,
+    ...optional('fingerprint', entry.fingerprint),
   };
 }
 
