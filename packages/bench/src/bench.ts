@@ -27,7 +27,7 @@ export interface BenchOptions {
   warmupIds: number;
   /** Measure the server's ceiling with redis-benchmark. @default true */
   ceiling: boolean;
-  /** Pin a local Redis to CPU 0 and the contenders to the others (`pinCores`). @default true */
+  /** Pin a local Redis to CPU 0 and the contenders to the others (`pinCores`; the CLI's default). */
   pin?: boolean;
   /** Prefix of every key the run writes (default: `benchNamespace()`). */
   namespace?: string;
@@ -65,11 +65,11 @@ export interface Row {
   commandsPerDuplicate: Record<string, number>;
   p50Ms: number;
   p99Ms: number;
-  /** CPU time of the contender's process per message (both phases), median. */
+  /** CPU time of the contender's process per message of the stream, median. */
   cpuMicrosPerMessage: number;
-  /** CPU time of the Redis server per message (both phases), median. */
+  /** CPU time of the Redis server per message of the stream, median. */
   serverCpuMicrosPerMessage: number;
-  /** Growth of Redis `used_memory` per id over the first deliveries, median: a record's size. */
+  /** Growth of Redis `used_memory` over the stream per id, median: a record's size. */
   bytesPerRecord: number;
   peakRssBytes: number;
   rounds: RoundResult[];

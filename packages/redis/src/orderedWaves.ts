@@ -1,10 +1,10 @@
 /**
  * Splits a batch (`claimMany`, `completeMany`) into waves sent one after another, so that the
- * operations on one id run in request order. A batch is sent as one script call per settings (and slot), all at once: one
- * call runs its keys in order, and calls for one key reach its node on one connection in the
- * order sent, but calls of different settings may run in either order. So a repeat of an id
- * with other settings than the id's previous claim waits for the next wave; a batch without
- * such a repeat is one wave.
+ * operations on one id run in request order. A batch is sent as one script call per settings
+ * (and slot), all at once: one call runs its keys in order, and calls for one key reach its node
+ * on one connection in the order sent, but calls of different settings may run in either order.
+ * So a repeat of an id with other settings than the id's previous operation waits for the next
+ * wave; a batch without such a repeat is one wave.
  */
 export function orderedWaves<T>(
   entries: readonly T[],

@@ -100,14 +100,13 @@ return out
 
 /**
  * Shared ARGV: leaseMs, retainMs, ttlMs (= leaseMs + retainMs, the key's TTL), '1' when the
- * store keeps a local cache (else '0'). Per key: token,
- * fingerprint ('' = none). Reply per key: for the common case, a new id claimed, the server's
- * clock in µs (its fencing token; attempt 1, lease until its ms + leaseMs); else 8 fields
- * {status, …} (a duplicate's 5th is the record's fingerprint, its 6th the `resultOmitted`
- * marker, its 7th the time the record has left in ms when asked, for the local cache), and a 9th on a
- * claim of an existing record: the fingerprint it holds now. One string
- * instead of eight for most keys is less for Lua to build, for Redis to write and for the
- * client to parse.
+ * store keeps a local cache (else '0'). Per key: token, fingerprint ('' = none). Reply per key:
+ * for the common case, a new id claimed, the server's clock in µs (its fencing token; attempt 1,
+ * lease until its ms + leaseMs); else 8 fields {status, …} (a duplicate's 5th is the record's
+ * fingerprint, its 6th the `resultOmitted` marker, its 7th the time the record has left in ms
+ * when asked, for the local cache), and a 9th on a claim of an existing record: the fingerprint
+ * it holds now. One string instead of eight for most keys is less for Lua to build, for Redis to
+ * write and for the client to parse.
  */
 const CLAIM_SHARED = 4;
 const CLAIM_STRIDE = 2;
