@@ -20,8 +20,13 @@ export type { StopReport } from './engine/dispatch.js';
 export { jsonSerializer } from './engine/serializer.js';
 export type {
   AbortPolicy,
+  BatchContext,
+  BatchHandler,
+  BatchItem,
+  BatchResults,
   ConsumedMessage,
   ConsumerOptions,
+  ConsumerSettings,
   Handler,
   HandlerContext,
   IdempotencyOptions,
@@ -33,6 +38,7 @@ export type {
 } from './engine/types.js';
 // Errors
 export {
+  BatchResultsInvalidError,
   ConsumerStateError,
   type ErrorCode,
   ErrorCodes,

@@ -8,7 +8,7 @@ import { memoryTransport } from '../transport/memoryTransport.js';
 import type { Capabilities, Delivery, Transport } from '../transport/transport.js';
 import { createConsumer } from './createConsumer.js';
 import { decodeByContentType } from './decodeByContentType.js';
-import type { ConsumedMessage, ConsumerOptions } from './types.js';
+import type { ConsumedMessage, ConsumerOptions, ConsumerSettings, Handler } from './types.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const cleanups: (() => Promise<unknown>)[] = [];
@@ -56,7 +56,9 @@ function withMessage(delivery: Delivery, message: Delivery['message']): Delivery
 }
 
 function setup(
-  options: Partial<ConsumerOptions<unknown, unknown>> = {},
+  options: Partial<ConsumerSettings<unknown>> & {
+    handler?: Handler<unknown, unknown>;
+  } = {},
   capabilities: Partial<Capabilities> = {},
 ) {
   const id = ++counter;

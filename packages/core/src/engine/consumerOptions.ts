@@ -14,7 +14,12 @@ export function validateConsumerOptions<T, R>(options: ConsumerOptions<T, R>): v
     .implements('transport', options.transport, ['subscribe', 'publish', 'close'])
     .text('source', options.source)
     .text('group', options.group, true)
-    .fn('handler', options.handler)
+    .fn('handler', options.handler, options.batchHandler !== undefined)
+    .fn('batchHandler', options.batchHandler, true)
+    .expect(
+      options.handler === undefined || options.batchHandler === undefined,
+      'give either handler or batchHandler, not both',
+    )
     .integer('concurrency', options.concurrency, 1, 10_000)
     .integer('maxPayloadBytes', options.maxPayloadBytes, 1)
     .fn('decode', options.decode, true)

@@ -12,7 +12,13 @@ import { type MemoryBroker, memoryBroker } from '../transport/memoryBroker.js';
 import { type MemoryTransport, memoryTransport } from '../transport/memoryTransport.js';
 import type { Delivery, Transport } from '../transport/transport.js';
 import { type Consumer, createConsumer } from './createConsumer.js';
-import type { ConsumedMessage, ConsumerOptions, HandlerContext } from './types.js';
+import type {
+  ConsumedMessage,
+  ConsumerOptions,
+  ConsumerSettings,
+  Handler,
+  HandlerContext,
+} from './types.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -109,9 +115,10 @@ function recordEvents(consumer: Consumer) {
   return { events, waitFor, named, waitForCount };
 }
 
-interface HarnessOptions<T, R> extends Partial<ConsumerOptions<T, R>> {
+type HarnessOptions<T, R> = Partial<ConsumerSettings<T>> & {
+  handler?: Handler<T, R>;
   broker?: MemoryBroker;
-}
+};
 
 /** A consumer on its own queue and scope, with recorded events and a spy on the handler. */
 function harness<T = unknown, R = unknown>(options: HarnessOptions<T, R> = {}) {
@@ -1022,7 +1029,7 @@ describe('createConsumer: concurrency and lifecycle', () => {
       capabilities: { ...transport.capabilities, nativeDelay: { maxMs: 1_000 } },
     };
     const base = { transport: limited, store: memoryStore(), scope: 's', source: 'q' };
-    const problemsOf = (extra: Partial<ConsumerOptions<unknown, unknown>>) => {
+    const problemsOf = (extra: Partial<ConsumerSettings<unknown>>) => {
       try {
         createConsumer({ ...base, handler: () => undefined, ...extra });
         return [];

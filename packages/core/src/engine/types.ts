@@ -162,6 +162,37 @@ export interface ConsumedMessage<T> {
 
 export type Handler<T, R> = (message: ConsumedMessage<T>, ctx: HandlerContext) => Promise<R> | R;
 
+/** One claimed message of a batch, with its own record's context (attempt, fencing token…). */
+export interface BatchItem<T> {
+  message: ConsumedMessage<T>;
+  ctx: HandlerContext;
+}
+
+/** What a batch handler gets besides its items. */
+export interface BatchContext {
+  /** Aborted when the consumer stops before the batch is done, or when any item's lease is lost. */
+  signal: AbortSignal;
+  /** The least lease left among the items (see `HandlerContext.leaseRemainingMs`). */
+  leaseRemainingMs(): number;
+}
+
+/**
+ * Each item's outcome, in the order of the items: the shape `Promise.allSettled` resolves with.
+ * A `rejected` item fails as if a handler had thrown its `reason` (retried, or dead-lettered
+ * when it is a `NonRetriableError`); a `fulfilled` one is completed with its `value`.
+ */
+export type BatchResults<R> = readonly PromiseSettledResult<R>[];
+
+/**
+ * Handles the claimed messages of one fetched batch at once (a bulk insert, say). Resolving
+ * `undefined` completes every item; throwing fails every item with that error.
+ */
+export type BatchHandler<T, R> = (
+  items: readonly BatchItem<T>[],
+  ctx: BatchContext,
+  // biome-ignore lint/suspicious/noConfusingVoidType: a handler that returns nothing is `async () => {}`
+) => Promise<BatchResults<R> | void> | BatchResults<R> | void;
+
 export interface RetryPolicy {
   /**
    * Handler attempts before the message is dead-lettered.
@@ -182,15 +213,34 @@ export interface RetryPolicy {
 /** Where a consumer takes each message's requestId from (`ConsumerOptions.requestIdFrom`). */
 export type RequestIdSource = 'transport' | 'cloudevents';
 
-export interface ConsumerOptions<T, R> extends IdempotencyOptions {
+/**
+ * `createConsumer`'s options: the settings, and either `handler` (one message at a time) or
+ * `batchHandler` (the claimed messages of a fetched batch at once).
+ */
+export type ConsumerOptions<T, R> = ConsumerSettings<T> &
+  (
+    | { handler: Handler<T, R>; batchHandler?: never }
+    | {
+        /**
+         * Called once per batch of deliveries the transport handed out together (a Kafka fetch,
+         * an SQS receive, the messages of one RabbitMQ read), with only the messages claimed for
+         * this run: duplicates, messages in progress elsewhere and bad input never reach it.
+         * Each item is completed, failed and settled by its own result.
+         */
+        batchHandler: BatchHandler<T, R>;
+        handler?: never;
+      }
+  );
+
+/** Every consumer option but the handler. */
+export interface ConsumerSettings<T> extends IdempotencyOptions {
   transport: Transport;
   /** Queue or topic to consume. */
   source: string;
   /** Consumer group; instances in one group share the work. @default 'default' */
   group?: string;
-  handler: Handler<T, R>;
   /**
-   * Most handlers running at once.
+   * Most messages processed at once (with `batchHandler`: most messages in its calls at once).
    * @default 10
    */
   concurrency?: number;

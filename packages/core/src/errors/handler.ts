@@ -23,6 +23,18 @@ export class HandlerFailedError extends IdemqError {
   }
 }
 
+/**
+ * A batch handler resolved with something other than one settled result per message, in order:
+ * no message of the batch can be told apart, so each is failed with this and dead-lettered.
+ */
+export class BatchResultsInvalidError extends IdemqError {
+  constructor(detail: string) {
+    super(ErrorCodes.BATCH_RESULTS_INVALID, `Batch handler results are invalid: ${detail}`, {
+      retriable: false,
+    });
+  }
+}
+
 function describeThrown(thrown: unknown): string {
   if (thrown === null) return 'null';
   if (typeof thrown === 'string') return JSON.stringify(thrown.slice(0, 200));

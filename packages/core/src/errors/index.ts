@@ -1,5 +1,10 @@
 export { type ErrorCode, ErrorCodes } from './codes.js';
-export { HandlerFailedError, NonRetriableError, toError } from './handler.js';
+export {
+  BatchResultsInvalidError,
+  HandlerFailedError,
+  NonRetriableError,
+  toError,
+} from './handler.js';
 export { IdemqError, type IdemqErrorOptions, isIdemqError } from './idemqError.js';
 export {
   InvalidPayloadError,
