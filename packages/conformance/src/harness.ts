@@ -97,6 +97,12 @@ export interface TransportHarness {
    * @example cases: (id) => id === 'C11' || (id >= 'C17' && id <= 'C33')
    */
   cases?: (id: string) => boolean;
+  /**
+   * How consumer-level cases hand messages to their handlers: `single` through `handler`, one
+   * message at a time; `batch` through `batchHandler`, each call running the case's handler on
+   * every item at once and reporting each item's settled result. @default 'single'
+   */
+  handlers?: 'single' | 'batch';
   timing?: TransportTiming;
 }
 

@@ -89,3 +89,10 @@ function memoryHarness(name: string, leaseMs?: number): TransportHarness {
 runTransportConformance(memoryHarness('memoryTransport'));
 // With a visibility timeout, so the lease cases (C19, C20) run too.
 runTransportConformance(memoryHarness('memoryTransport (leaseMs 300)', 300));
+// The consumer-level cases again with a batch handler: each delivery batch's claimed messages
+// in one call, each item completed, failed and settled by its own result.
+runTransportConformance({
+  ...memoryHarness('memoryTransport (leaseMs 300, batch handler)', 300),
+  handlers: 'batch',
+  cases: (id) => id === 'C11' || (id >= 'C17' && id <= 'C33'),
+});

@@ -1,9 +1,11 @@
 import {
+  type BatchHandler,
   type Capabilities,
   type Consumer,
-  type ConsumerOptions,
+  type ConsumerSettings,
   createConsumer,
   type Delivery,
+  type Handler,
   memoryStore,
   type Store,
   type Subscription,
@@ -32,9 +34,11 @@ export interface SubscribeOptions {
 
 /** Consumer options for a case: transport, store and scope default to the case's own. */
 export type CaseConsumerOptions<T, R> = Omit<
-  ConsumerOptions<T, R>,
+  ConsumerSettings<T>,
   'transport' | 'store' | 'scope'
 > & {
+  /** Run per message, or per item of a batch handler's call (the harness's `handlers`). */
+  handler: Handler<T, R>;
   /** @default a new connection */
   transport?: Transport;
   /** @default the case's store (one per case, from the harness) */
@@ -165,7 +169,9 @@ export class TransportEnv implements CaseEnv {
       retry: { maxAttempts: 3, baseDelayMs: 20, maxDelayMs: 100, jitter: 'none', ...rest.retry },
       transport: spy.wrapTransport(transport),
       store,
-      handler: spy.wrapHandler(handler),
+      ...(this.harness.handlers === 'batch'
+        ? { batchHandler: eachItem(spy.wrapHandler(handler)) }
+        : { handler: spy.wrapHandler(handler) }),
     });
     const unwatch = spy.watch(consumer);
     this.resources.defer('consumer events', unwatch);
@@ -251,4 +257,12 @@ export class TransportEnv implements CaseEnv {
   dispose(): Promise<void> {
     return this.resources.dispose();
   }
+}
+
+/** A batch handler that runs `handler` on every item at once and reports each item's outcome. */
+function eachItem<T, R>(handler: Handler<T, R>): BatchHandler<T, R> {
+  return (items) =>
+    Promise.allSettled(
+      items.map(({ message, ctx }) => Promise.resolve().then(() => handler(message, ctx))),
+    );
 }
