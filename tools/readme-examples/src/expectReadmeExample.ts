@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { expect } from 'vitest';
-import { readmeExample } from './readmeExample.js';
+import { readmeExamples } from './readmeExample.js';
 import { runExample } from './runExample.js';
 
 /** The packages whose README must hold an example that runs as shown. */
@@ -15,20 +15,26 @@ export const README_EXAMPLE_PACKAGES = [
 ] as const;
 
 /**
- * Asserts that the `## Example` of `readmeFile` type-checks and runs as a module of the project
- * in `projectDir`, exits 0, writes nothing to stderr and prints exactly the output the README shows.
+ * Asserts that every `## Example…` section of `readmeFile` type-checks and runs as a module of
+ * the project in `projectDir`, exits 0, writes nothing to stderr and prints exactly the output
+ * the README shows.
  */
 export async function expectReadmeExampleRuns(
   readmeFile: string,
   projectDir: string,
   timeoutMs = 120_000,
 ): Promise<void> {
-  const example = readmeExample(await readFile(readmeFile, 'utf8'));
-  expect(example, 'README has a "## Example" section').toBeDefined();
-  const { code, expectedOutput } = example as NonNullable<typeof example>;
-  expect(expectedOutput, 'the example is followed by the output it prints').toBeDefined();
-  const run = await runExample(projectDir, code, timeoutMs);
-  expect(run.typeErrors).toEqual([]);
-  expect({ exitCode: run.exitCode, stderr: run.stderr }).toEqual({ exitCode: 0, stderr: '' });
-  expect(run.stdout.trimEnd().split('\n')).toEqual(expectedOutput);
+  const examples = readmeExamples(await readFile(readmeFile, 'utf8'));
+  expect(examples.length, 'README has a "## Example" section').toBeGreaterThan(0);
+  for (const [i, { code, expectedOutput }] of examples.entries()) {
+    const which = `example ${i + 1} of ${examples.length}`;
+    expect(expectedOutput, `${which} is followed by the output it prints`).toBeDefined();
+    const run = await runExample(projectDir, code, timeoutMs);
+    expect(run.typeErrors, which).toEqual([]);
+    expect({ exitCode: run.exitCode, stderr: run.stderr }, which).toEqual({
+      exitCode: 0,
+      stderr: '',
+    });
+    expect(run.stdout.trimEnd().split('\n'), which).toEqual(expectedOutput);
+  }
 }

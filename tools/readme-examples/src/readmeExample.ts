@@ -10,11 +10,22 @@ const FENCE = /^```([\w-]*)\s*$/;
 
 /** The example of a README, or undefined when it has no `## Example` section. */
 export function readmeExample(markdown: string): ReadmeExample | undefined {
+  return readmeExamples(markdown)[0];
+}
+
+/** Every example of a README: one per section whose heading starts with `## Example`. */
+export function readmeExamples(markdown: string): ReadmeExample[] {
   const lines = markdown.split('\n');
-  const heading = lines.findIndex((line) => line.startsWith('## Example'));
-  if (heading < 0) return undefined;
+  const examples: ReadmeExample[] = [];
+  lines.forEach((line, heading) => {
+    if (line.startsWith('## Example')) examples.push(exampleAt(lines, heading));
+  });
+  return examples;
+}
+
+function exampleAt(lines: readonly string[], heading: number): ReadmeExample {
   const code = nextBlock(lines, heading + 1, (lang) => lang === 'ts');
-  if (!code) throw new Error('the "## Example" section has no ```ts block');
+  if (!code) throw new Error(`the "${lines[heading]}" section has no \`\`\`ts block`);
   let after = code.end + 1;
   while (after < lines.length && lines[after]?.trim() === '') after += 1;
   const output = FENCE.exec(lines[after] ?? '');

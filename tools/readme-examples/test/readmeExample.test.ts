@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { readmeExample } from '../src/readmeExample.js';
+import { readmeExample, readmeExamples } from '../src/readmeExample.js';
 
 const fence = '```';
 
@@ -30,6 +30,23 @@ describe('readmeExample', () => {
       code: "console.log('a');\nconsole.log('b');",
       expectedOutput: ['a', 'b'],
     });
+  });
+
+  it('finds every section whose heading starts with "## Example", in order', () => {
+    const section = (title: string, line: string) =>
+      [`## ${title}`, `${fence}ts`, `console.log('${line}');`, fence, fence, line, fence].join(
+        '\n',
+      );
+    const markdown = [
+      section('Example (runs as is)', 'one'),
+      section('Options', 'not an example'),
+      section('Example: a batch handler', 'two'),
+    ].join('\n');
+    expect(readmeExamples(markdown)).toEqual([
+      { code: "console.log('one');", expectedOutput: ['one'] },
+      { code: "console.log('two');", expectedOutput: ['two'] },
+    ]);
+    expect(readmeExamples('# no examples')).toEqual([]);
   });
 
   it('has no expected output when prose or another language follows the code', () => {
