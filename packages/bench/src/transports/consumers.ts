@@ -11,20 +11,25 @@ export async function openConsumer(init: ConsumerInit): Promise<ConsumerSession>
   switch (init.transport) {
     case 'rabbitmq': {
       const { RawAmqpConsumer, idemqTransport } = await import('./rabbitmq/consumer.js');
-      if (init.consumer === 'idemq') return IdemqConsumer.open(init, idemqTransport(init));
+      if (isIdemq(init)) return IdemqConsumer.open(init, idemqTransport(init));
       return RawAmqpConsumer.open(init, guardOf(init));
     }
     case 'kafka': {
       const { RawKafkaConsumer, idemqTransport } = await import('./kafka/consumer.js');
-      if (init.consumer === 'idemq') return IdemqConsumer.open(init, idemqTransport(init));
+      if (isIdemq(init)) return IdemqConsumer.open(init, idemqTransport(init));
       return RawKafkaConsumer.open(init, guardOf(init));
     }
     case 'sqs': {
       const { RawSqsConsumer, idemqTransport } = await import('./sqs/consumer.js');
-      if (init.consumer === 'idemq') return IdemqConsumer.open(init, idemqTransport(init));
+      if (isIdemq(init)) return IdemqConsumer.open(init, idemqTransport(init));
       return RawSqsConsumer.open(init, guardOf(init));
     }
   }
+}
+
+/** idemq's own consumer, with a per-message or a batch handler. */
+function isIdemq(init: ConsumerInit): boolean {
+  return init.consumer === 'idemq' || init.consumer === 'batch';
 }
 
 /** What wraps a raw consumer's handler: nothing (raw), hand-written SET NX, or idemq's store. */

@@ -19,7 +19,7 @@ export type ConsumerSession = SessionHandle<ConsumeRequest, ConsumeResult, Consu
  * idemq as users get it, on any transport: `createConsumer` over the transport it is given and
  * `redisStore({ client })`, `concurrency` as asked, all other options at their defaults (JSON
  * decoding, payload fingerprint, lease 40 s with heartbeat, COMPLETED kept 24 h, coalescing
- * on), and the no-op handler. One transport and one store per session; one consumer per round,
+ * on), and the no-op handler (`batch`: the same no-op on each item of a `batchHandler` call). One transport and one store per session; one consumer per round,
  * started on the round's source and stopped after it.
  */
 export class IdemqConsumer implements ConsumerSession {
@@ -52,17 +52,32 @@ export class IdemqConsumer implements ConsumerSession {
         `idemq consumer settled ${settled()}/${request.messages} from ${request.source}, ` +
         `events ${JSON.stringify(events)}`,
     );
-    const consumer = createConsumer({
+    const settings = {
       transport: this.transport,
       store: this.store,
       source: request.source,
       scope: 'bench',
       concurrency: this.init.concurrency,
-      handler: async (message) => {
-        tally.add(message.requestId);
-        await noop(message.body);
-      },
-    });
+    };
+    const consumer =
+      this.init.consumer === 'batch'
+        ? createConsumer({
+            ...settings,
+            // The same work per message, in one call per fetched batch.
+            batchHandler: async (items) => {
+              for (const { message } of items) {
+                tally.add(message.requestId);
+                await noop(message.body);
+              }
+            },
+          })
+        : createConsumer({
+            ...settings,
+            handler: async (message) => {
+              tally.add(message.requestId);
+              await noop(message.body);
+            },
+          });
     for (const name of COUNTED_EVENTS) {
       consumer.on(name, () => {
         events[name] = (events[name] ?? 0) + 1;

@@ -29,7 +29,7 @@ const row = (
   peakRssBytes: 80 * 2 ** 20,
   rounds: [],
   anomalies: [],
-  ...(consumer === 'idemq'
+  ...(consumer === 'idemq' || consumer === 'batch'
     ? {
         scriptCallsPerMessage: 0.2,
         roundTripsPerMessage: 0.2,
@@ -110,16 +110,32 @@ describe('goals and report', () => {
   ];
 
   it('judges idemq only: its ratio at concurrency > 1, and its round trips everywhere', () => {
-    const goals = evaluateTransportGoals(rows);
+    const goals = evaluateTransportGoals('rabbitmq', rows);
     expect(goals.map((g) => [g.name, g.actual, g.met])).toEqual([
-      ['idemq msg/s vs raw, concurrency 64', '0.82×', true],
+      ['idemq at concurrency 64: msg/s vs raw', '0.82×', true],
       ['idemq Redis round trips per message (store.stats())', '2.000', true],
       ['every message consumed exactly once, nothing left', 'yes', true],
     ]);
-    const failed = evaluateTransportGoals([
+    expect(evaluateTransportGoals('sqs', rows)[0]).toMatchObject({ target: '≥ 0.9×', met: false });
+    const failed = evaluateTransportGoals('rabbitmq', [
       row('idemq', 64, 1, { vsRaw: 0.3, anomalies: ['run 1: 999/1000 messages acked'] }),
     ]);
     expect(failed.map((g) => g.met)).toEqual([false, true, false]);
+  });
+
+  it('on Kafka also judges the batch row against the hand-written consumer and by its CPU', () => {
+    const goals = evaluateTransportGoals('kafka', [
+      row('raw', 64, 10_000),
+      row('hand', 64, 3_000, { vsRaw: 0.3 }),
+      row('batch', 64, 5_000, { vsRaw: 0.5, cpuMicrosPerMessage: 31 }),
+    ]);
+    expect(goals.map((g) => [g.name, g.actual, g.met])).toEqual([
+      ['batch at concurrency 64: msg/s vs raw', '0.50×', true],
+      ['batch at concurrency 64: msg/s vs hand-written SET NX', '1.67×', true],
+      ['batch at concurrency 64: consumer CPU µs / msg', '31', false],
+      ['idemq Redis round trips per message (store.stats())', '0.200', true],
+      ['every message consumed exactly once, nothing left', 'yes', true],
+    ]);
   });
 
   const report = (transport: TransportName): TransportReport => ({
@@ -155,7 +171,7 @@ describe('goals and report', () => {
       loadAverage: [1, 2],
     },
     rows,
-    goals: evaluateTransportGoals(rows),
+    goals: evaluateTransportGoals(transport, rows),
     leftovers: [],
     durationMs: 1_000,
   });
@@ -174,7 +190,7 @@ describe('goals and report', () => {
       expect(markdown).toMatch(/\| +20 \| +380 \| +97 \| +80 \|/);
       expect(markdown).toMatch(/\| hand +\| 64 +\| SET ×2\.000 +\|/);
       expect(markdown).toMatch(/\| idemq +\| 64 +\| EVALSHA ×0\.200 +\|/);
-      expect(markdown).toContain('| idemq msg/s vs raw, concurrency 64 ');
+      expect(markdown).toContain('| idemq at concurrency 64: msg/s vs raw ');
     }
   });
 

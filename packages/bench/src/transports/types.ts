@@ -15,13 +15,14 @@ export function isTransportName(name: string): name is TransportName {
  * The consumers a run can compare on one transport, in table order: the raw client library; the
  * same raw consumer with hand-written `SET NX` idempotency around its handler (`HandRolledGuard`);
  * two floors, the raw consumer with idemq's store alone around its handler (`StoreGuard`: claim
- * and complete, or the claim only); and idemq.
+ * and complete, or the claim only); and idemq, with a per-message handler (`idemq`) and with a
+ * `batchHandler` (`batch`).
  */
-export const CONSUMERS = ['raw', 'hand', 'store', 'claim', 'idemq'] as const;
+export const CONSUMERS = ['raw', 'hand', 'store', 'claim', 'idemq', 'batch'] as const;
 export type ConsumerName = (typeof CONSUMERS)[number];
 
 /** What a run compares unless told otherwise: the floors are for investigating a gap. */
-export const DEFAULT_CONSUMERS: readonly ConsumerName[] = ['raw', 'hand', 'idemq'];
+export const DEFAULT_CONSUMERS: readonly ConsumerName[] = ['raw', 'hand', 'idemq', 'batch'];
 
 export function isConsumerName(name: string): name is ConsumerName {
   return (CONSUMERS as readonly string[]).includes(name);
@@ -38,6 +39,7 @@ export const CONSUMER_LABEL: Record<TransportName, Record<ConsumerName, string>>
     store: `raw amqplib consumer ${STORE_LABEL}`,
     claim: `raw amqplib consumer ${CLAIM_LABEL}`,
     idemq: 'idemq createConsumer + rabbitmq() + redisStore',
+    batch: 'idemq createConsumer (batchHandler) + rabbitmq() + redisStore',
   },
   kafka: {
     raw: 'raw kafkajs eachBatch consumer',
@@ -45,6 +47,7 @@ export const CONSUMER_LABEL: Record<TransportName, Record<ConsumerName, string>>
     store: `raw kafkajs eachBatch consumer ${STORE_LABEL}`,
     claim: `raw kafkajs eachBatch consumer ${CLAIM_LABEL}`,
     idemq: 'idemq createConsumer + kafka() + redisStore',
+    batch: 'idemq createConsumer (batchHandler) + kafka() + redisStore',
   },
   sqs: {
     raw: 'raw client-sqs receive/delete loop',
@@ -52,6 +55,7 @@ export const CONSUMER_LABEL: Record<TransportName, Record<ConsumerName, string>>
     store: `raw client-sqs loop ${STORE_LABEL}`,
     claim: `raw client-sqs loop ${CLAIM_LABEL}`,
     idemq: 'idemq createConsumer + sqs() + redisStore',
+    batch: 'idemq createConsumer (batchHandler) + sqs() + redisStore',
   },
 };
 
