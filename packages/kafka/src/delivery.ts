@@ -38,20 +38,22 @@ export function incomingMessage(
     offset: record.offset,
     record,
   };
-  return {
+  // Optional fields assigned, not spread: this object is built for every message.
+  const incoming: IncomingMessage = {
     requestId,
     body: record.value ?? EMPTY,
     headers,
     source: lane.source,
-    ...(record.key === null ? {} : { key: record.key.toString('utf8') }),
-    ...(contentType === undefined ? {} : { contentType }),
-    ...(cloudEvent === undefined ? {} : { cloudEvent }),
-    ...(Number.isFinite(publishedAt) && publishedAt > 0 ? { publishedAt } : {}),
     attempt: message.attempt,
     attemptSource: 'emulated',
     redelivered: message.redelivered || takenOver,
     raw,
   };
+  if (record.key !== null) incoming.key = record.key.toString('utf8');
+  if (contentType !== undefined) incoming.contentType = contentType;
+  if (cloudEvent !== undefined) incoming.cloudEvent = cloudEvent;
+  if (Number.isFinite(publishedAt) && publishedAt > 0) incoming.publishedAt = publishedAt;
+  return incoming;
 }
 
 /** A message handed out to the consumer, as its subscription tracks it. */

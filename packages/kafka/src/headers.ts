@@ -64,24 +64,21 @@ export function readHeaders(
   requestIdHeader: string,
 ): ReadHeaders {
   const headers: Record<string, string> = {};
-  let requestId: unknown;
-  let contentType: string | undefined;
-  for (const [name, value] of Object.entries(raw ?? {})) {
+  const read: ReadHeaders = { requestId: undefined, headers };
+  if (raw === undefined) return read;
+  for (const name of Object.keys(raw)) {
+    const value = raw[name];
     if (value === undefined) continue;
-    if (name === requestIdHeader) requestId = requestIdValue(value);
-    else if (name === KafkaHeaders.contentType) contentType = headerText(value);
+    if (name === requestIdHeader) read.requestId = requestIdValue(value);
+    else if (name === KafkaHeaders.contentType) read.contentType = headerText(value);
     else if (!HIDDEN.has(name)) headers[name] = headerText(value);
   }
   const cloudEvent = cloudEventIdentity(
-    rawValue(raw?.[CloudEventsHeaders.id]),
-    rawValue(raw?.[CloudEventsHeaders.source]),
+    rawValue(raw[CloudEventsHeaders.id]),
+    rawValue(raw[CloudEventsHeaders.source]),
   );
-  return {
-    requestId,
-    headers,
-    ...(contentType === undefined ? {} : { contentType }),
-    ...(cloudEvent === undefined ? {} : { cloudEvent }),
-  };
+  if (cloudEvent !== undefined) read.cloudEvent = cloudEvent;
+  return read;
 }
 
 function rawValue(value: HeaderValue): unknown {

@@ -200,13 +200,14 @@ function toBatch(payload: EachBatchPayload): FetchedBatch {
 }
 
 function toFetched(message: KafkaMessage): FetchedMessage {
-  return {
+  const fetched: FetchedMessage = {
     offset: message.offset,
     key: message.key ?? null,
     value: message.value,
-    ...(message.headers === undefined ? {} : { headers: message.headers }),
     timestamp: message.timestamp,
   };
+  if (message.headers !== undefined) fetched.headers = message.headers;
+  return fetched;
 }
 
 function kafkajsProducer(kafka: Kafka): ProducerClient {

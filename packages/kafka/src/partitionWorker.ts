@@ -1,4 +1,5 @@
 import type { FetchedMessage } from './client.js';
+import { OffsetQueue } from './offsetQueue.js';
 import { Watermark } from './watermark.js';
 
 /** A fetched message while the transport holds it. */
@@ -49,7 +50,7 @@ export class PartitionLane {
   committed: bigint | undefined;
   /** Fetching is paused because the buffer is full. */
   paused = false;
-  private readonly queue: LaneMessage[] = [];
+  private readonly queue = new OffsetQueue<LaneMessage>();
   private watermark: Watermark | undefined;
   private out = 0;
   private held = 0;
@@ -124,7 +125,7 @@ export class PartitionLane {
     // In order (concurrency 1), a message waiting out its retry delay still holds the partition.
     const busy = this.out + (concurrency === 1 ? this.held : 0);
     if (busy >= concurrency) return undefined;
-    const head = this.queue[0];
+    const head = this.queue.peek();
     if (!head) return undefined;
     return head.notBefore > nowMs ? head.notBefore : head;
   }
@@ -146,7 +147,7 @@ export class PartitionLane {
   /** A handed-out message comes back at once, in offset order. */
   giveBack(message: LaneMessage): void {
     this.out -= 1;
-    this.insert(message);
+    this.queue.insert(message);
   }
 
   /** A handed-out message comes back after `delayMs`; `onDue` runs when it is back. */
@@ -156,7 +157,7 @@ export class PartitionLane {
     const timer = setTimeout(() => {
       this.timers.delete(timer);
       this.held -= 1;
-      this.insert(message);
+      this.queue.insert(message);
       onDue();
     }, delayMs);
     timer.unref();
@@ -170,12 +171,6 @@ export class PartitionLane {
     for (const timer of this.timers) clearTimeout(timer);
     this.timers.clear();
     this.held = 0;
-    this.queue.length = 0;
-  }
-
-  private insert(message: LaneMessage): void {
-    let at = this.queue.length;
-    while (at > 0 && (this.queue[at - 1] as LaneMessage).offset > message.offset) at -= 1;
-    this.queue.splice(at, 0, message);
+    this.queue.clear();
   }
 }

@@ -56,8 +56,8 @@ export function bodyKindOf(mediaType: MediaType | undefined): BodyKind {
  *   invalid (the consumer dead-letters it as `IDEMQ_ERR_PAYLOAD_MALFORMED`).
  */
 export function decodeByContentType(body: Uint8Array, contentType?: string): unknown {
-  const mediaType = parseMediaType(contentType);
-  switch (bodyKindOf(mediaType)) {
+  const { mediaType, kind } = readingOf(contentType);
+  switch (kind) {
     case 'json':
       return JSON.parse(textOf(body, mediaType?.charset));
     case 'text':
@@ -65,6 +65,23 @@ export function decodeByContentType(body: Uint8Array, contentType?: string): unk
     case 'bytes':
       return body;
   }
+}
+
+/** A content type as the decoder reads it. */
+interface Reading {
+  contentType: string | undefined;
+  mediaType: MediaType | undefined;
+  kind: BodyKind;
+}
+
+// The last content type's reading, reused: the messages of a source nearly always share one.
+let lastReading: Reading = { contentType: undefined, mediaType: undefined, kind: 'json' };
+
+function readingOf(contentType: string | undefined): Reading {
+  if (contentType === lastReading.contentType) return lastReading;
+  const mediaType = parseMediaType(contentType);
+  lastReading = { contentType, mediaType, kind: bodyKindOf(mediaType) };
+  return lastReading;
 }
 
 // Decoders by charset label; only labels TextDecoder accepts are kept, so the map stays small.

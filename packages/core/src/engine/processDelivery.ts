@@ -104,8 +104,8 @@ async function processOne<T, R>(
     deliveryAttempt: message.attempt,
     redelivered: message.redelivered,
     raw: message.raw,
-    ...(message.key === undefined ? {} : { key: message.key }),
   };
+  if (message.key !== undefined) consumed.key = message.key;
   const startedAt = performance.now();
   let brokerLeaseLost = false;
   const execution: Execution<R> = await execute(settings, requestId, (ctx) => run(consumed, ctx), {
