@@ -31,7 +31,8 @@ export interface DeliveryStep<T, R> {
 /**
  * The consumer's decision-and-settle step for one delivery: read the requestId and payload,
  * claim and run the handler and record its outcome (`execute`), decide (`decide`), then settle
- * the delivery and report the event.
+ * the delivery and report the event. With a batch handler, the handler's place is taken by the
+ * delivery's share of a `BatchCall`.
  */
 export function processDelivery<T, R>(step: DeliveryStep<T, R>): ProcessDelivery {
   const { options } = step;
@@ -76,6 +77,7 @@ async function processOne<T, R>(
     );
   } catch (thrown) {
     const cause = causeOf(thrown, ErrorCodes.REQUEST_ID_INVALID);
+    // Out of the batch call before settling: the call need not wait for this broker round trip.
     member?.leave();
     return settler.reject(delivery, undefined, cause, undefined);
   }
