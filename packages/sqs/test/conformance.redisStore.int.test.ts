@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { runTransportConformance } from '@idemq/conformance';
+import { runTransportConformance, type TransportHarness } from '@idemq/conformance';
 import { redisStore } from '@idemq/redis';
 import { serviceUrls } from '@idemq/services';
 import { afterAll } from 'vitest';
@@ -8,9 +8,10 @@ import { EXPECTED_CAPABILITIES } from './expectedCapabilities.js';
 import { adminClient, QueueFactory } from './helpers.js';
 
 // C11 and C17–C33 (the consumer-level cases: dead letters, concurrency, leases, drain,
-// reconnection, dedup, crashes, store failures, events) again on the Redis store, so that a real
-// SQS (ElasticMQ) and real Redis meet in the suite; the full suite runs on standard and FIFO
-// queues with the in-memory store in the other files.
+// reconnection, dedup, crashes, store failures, events) again on the Redis store, with a
+// per-message handler and with a batch handler, so that a real SQS (ElasticMQ) and real Redis
+// meet in the suite; the full suite runs on standard and FIFO queues with the in-memory store in
+// the other files.
 const admin = adminClient();
 const queues = new QueueFactory(admin);
 afterAll(async () => {
@@ -26,9 +27,13 @@ const standard = sqsHarness(
   queues,
 );
 const prefix = `idemq-conformance-${randomUUID().slice(0, 8)}`;
-runTransportConformance({
+const onRedis: TransportHarness = {
   ...standard,
   name: `${standard.name} + redis store`,
   createStore: async () => redisStore({ url: serviceUrls().redis, prefix }),
-  cases: (id) => id === 'C11' || (id >= 'C17' && id <= 'C33'),
-});
+  cases: (id: string) => id === 'C11' || (id >= 'C17' && id <= 'C33'),
+};
+runTransportConformance(onRedis);
+// The same cases with a batch handler: the claimed messages of each fetched batch in one call,
+// every guarantee of the per-message handler holding for each item.
+runTransportConformance({ ...onRedis, name: `${onRedis.name}, batch handler`, handlers: 'batch' });
