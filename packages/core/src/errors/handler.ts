@@ -24,8 +24,9 @@ export class HandlerFailedError extends IdemqError {
 }
 
 /**
- * A batch handler resolved with something other than one settled result per message, in order:
- * no message of the batch can be told apart, so each is failed with this and dead-lettered.
+ * A batch handler's results were not one settled result per item, in item order: the items they
+ * leave unaccounted for (every item when the array itself is wrong, else the one whose result is
+ * malformed) fail with this and are dead-lettered.
  */
 export class BatchResultsInvalidError extends IdemqError {
   constructor(detail: string) {
