@@ -59,7 +59,7 @@ describe('parseTransportsCli', () => {
       1_000, 200, 1,
     ]);
     expect(parseTransportsCli(['--help'])).toBe('help');
-    expect(defaults.common.consumers).toEqual(['raw', 'hand', 'idemq']);
+    expect(defaults.common.consumers).toEqual(['raw', 'hand', 'idemq', 'batch']);
   });
 
   it('takes the consumers to compare, raw always among them', () => {
