@@ -1,7 +1,7 @@
 import { HandRolledGuard, type RawGuard } from './handRolled.js';
 import { type ConsumerSession, IdemqConsumer } from './idemqConsumer.js';
 import { StoreGuard } from './storeGuard.js';
-import type { ConsumerInit } from './types.js';
+import { type ConsumerInit, isIdemqConsumer } from './types.js';
 
 /**
  * Opens the session `init` names. Each transport's module (its client library) is loaded only
@@ -11,25 +11,20 @@ export async function openConsumer(init: ConsumerInit): Promise<ConsumerSession>
   switch (init.transport) {
     case 'rabbitmq': {
       const { RawAmqpConsumer, idemqTransport } = await import('./rabbitmq/consumer.js');
-      if (isIdemq(init)) return IdemqConsumer.open(init, idemqTransport(init));
+      if (isIdemqConsumer(init.consumer)) return IdemqConsumer.open(init, idemqTransport(init));
       return RawAmqpConsumer.open(init, guardOf(init));
     }
     case 'kafka': {
       const { RawKafkaConsumer, idemqTransport } = await import('./kafka/consumer.js');
-      if (isIdemq(init)) return IdemqConsumer.open(init, idemqTransport(init));
+      if (isIdemqConsumer(init.consumer)) return IdemqConsumer.open(init, idemqTransport(init));
       return RawKafkaConsumer.open(init, guardOf(init));
     }
     case 'sqs': {
       const { RawSqsConsumer, idemqTransport } = await import('./sqs/consumer.js');
-      if (isIdemq(init)) return IdemqConsumer.open(init, idemqTransport(init));
+      if (isIdemqConsumer(init.consumer)) return IdemqConsumer.open(init, idemqTransport(init));
       return RawSqsConsumer.open(init, guardOf(init));
     }
   }
-}
-
-/** idemq's own consumer, with a per-message or a batch handler. */
-function isIdemq(init: ConsumerInit): boolean {
-  return init.consumer === 'idemq' || init.consumer === 'batch';
 }
 
 /** What wraps a raw consumer's handler: nothing (raw), hand-written SET NX, or idemq's store. */

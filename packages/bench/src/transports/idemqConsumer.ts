@@ -1,4 +1,4 @@
-import { createConsumer, type Transport } from '@idemq/core';
+import { type ConsumedMessage, createConsumer, type Transport } from '@idemq/core';
 import { redisStore } from '@idemq/redis';
 import type { SessionHandle } from '../childSession.js';
 import {
@@ -19,8 +19,9 @@ export type ConsumerSession = SessionHandle<ConsumeRequest, ConsumeResult, Consu
  * idemq as users get it, on any transport: `createConsumer` over the transport it is given and
  * `redisStore({ client })`, `concurrency` as asked, all other options at their defaults (JSON
  * decoding, payload fingerprint, lease 40 s with heartbeat, COMPLETED kept 24 h, coalescing
- * on), and the no-op handler (`batch`: the same no-op on each item of a `batchHandler` call). One transport and one store per session; one consumer per round,
- * started on the round's source and stopped after it.
+ * on), and the no-op handler (`batch`: the same no-op on each item of a `batchHandler` call).
+ * One transport and one store per session; one consumer per round, started on the round's source
+ * and stopped after it.
  */
 export class IdemqConsumer implements ConsumerSession {
   private constructor(
@@ -59,25 +60,20 @@ export class IdemqConsumer implements ConsumerSession {
       scope: 'bench',
       concurrency: this.init.concurrency,
     };
+    const handle = async (message: ConsumedMessage<unknown>) => {
+      tally.add(message.requestId);
+      await noop(message.body);
+    };
     const consumer =
       this.init.consumer === 'batch'
         ? createConsumer({
             ...settings,
             // The same work per message, in one call per fetched batch.
             batchHandler: async (items) => {
-              for (const { message } of items) {
-                tally.add(message.requestId);
-                await noop(message.body);
-              }
+              for (const { message } of items) await handle(message);
             },
           })
-        : createConsumer({
-            ...settings,
-            handler: async (message) => {
-              tally.add(message.requestId);
-              await noop(message.body);
-            },
-          });
+        : createConsumer({ ...settings, handler: handle });
     for (const name of COUNTED_EVENTS) {
       consumer.on(name, () => {
         events[name] = (events[name] ?? 0) + 1;

@@ -8,7 +8,7 @@ import {
   type TransportReport,
 } from './run.js';
 import { pollSizes } from './sqs/consumer.js';
-import type { ConsumeResult, TransportName } from './types.js';
+import { type ConsumeResult, isIdemqConsumer, type TransportName } from './types.js';
 
 const row = (
   consumer: ConsumerRow['consumer'],
@@ -29,7 +29,7 @@ const row = (
   peakRssBytes: 80 * 2 ** 20,
   rounds: [],
   anomalies: [],
-  ...(consumer === 'idemq' || consumer === 'batch'
+  ...(isIdemqConsumer(consumer)
     ? {
         scriptCallsPerMessage: 0.2,
         roundTripsPerMessage: 0.2,

@@ -15,6 +15,7 @@ import {
   type ConsumerInit,
   type ConsumerName,
   type Endpoints,
+  isIdemqConsumer,
   type TransportName,
   type TransportSettings,
 } from './types.js';
@@ -309,7 +310,7 @@ export function checkRound(
     );
   }
   if (r.duplicateRuns !== 0) found.push(`${run}: ${r.duplicateRuns} handler runs for a seen id`);
-  if (consumer === 'idemq' || consumer === 'batch') {
+  if (isIdemqConsumer(consumer)) {
     if ((r.events.processed ?? 0) !== r.messages) {
       found.push(`${run}: ${r.events.processed ?? 0}/${r.messages} processed events`);
     }
@@ -352,7 +353,7 @@ function toRow(
     messagesPerSecond: per((r) => r.messagesPerSecond),
     ...(vsRaw === undefined ? {} : { vsRaw }),
     startMs: per((r) => r.startMs),
-    ...(consumer === 'idemq' || consumer === 'batch'
+    ...(isIdemqConsumer(consumer)
       ? { scriptCallsPerMessage: per((r) => (r.scriptCalls ?? Number.NaN) / r.messages) }
       : {}),
     ...(consumer !== 'raw'
@@ -393,7 +394,7 @@ export function evaluateTransportGoals(
   rows: readonly ConsumerRow[],
 ): Goal[] {
   const goals: Goal[] = [];
-  const ours = rows.filter((r) => r.consumer === 'idemq' || r.consumer === 'batch');
+  const ours = rows.filter((r) => isIdemqConsumer(r.consumer));
   for (const row of ours) {
     if (row.vsRaw === undefined || row.concurrency === 1) continue;
     const who = `${row.consumer} at concurrency ${row.concurrency}`;

@@ -11,7 +11,13 @@ import {
   transportKeyPattern,
   transportNamespace,
 } from './run.js';
-import { CONSUMERS, type Endpoints, TRANSPORTS, type TransportSettings } from './types.js';
+import {
+  CONSUMERS,
+  type Endpoints,
+  isIdemqConsumer,
+  TRANSPORTS,
+  type TransportSettings,
+} from './types.js';
 
 const D = TRANSPORT_BENCH_DEFAULTS;
 const settings: TransportSettings = {
@@ -81,7 +87,7 @@ describe.each(TRANSPORTS)('pnpm bench transports %s --quick', (transport) => {
         expect(round.handlerRuns, where).toBe(n);
         expect(round.distinctIds, where).toBe(n);
         expect(round.duplicateRuns, where).toBe(0);
-        if (r.consumer === 'idemq' || r.consumer === 'batch') {
+        if (isIdemqConsumer(r.consumer)) {
           // processed = N, and nothing else happened: no duplicate, retry or dead letter.
           expect(round.events, where).toEqual({ processed: n });
         }

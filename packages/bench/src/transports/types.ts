@@ -21,6 +21,11 @@ export function isTransportName(name: string): name is TransportName {
 export const CONSUMERS = ['raw', 'hand', 'store', 'claim', 'idemq', 'batch'] as const;
 export type ConsumerName = (typeof CONSUMERS)[number];
 
+/** idemq's own consumers: `createConsumer` with a per-message handler or a batch handler. */
+export function isIdemqConsumer(consumer: ConsumerName): boolean {
+  return consumer === 'idemq' || consumer === 'batch';
+}
+
 /** What a run compares unless told otherwise: the floors are for investigating a gap. */
 export const DEFAULT_CONSUMERS: readonly ConsumerName[] = ['raw', 'hand', 'idemq', 'batch'];
 
