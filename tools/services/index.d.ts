@@ -1,12 +1,12 @@
 // Public types of @idemq/services (the implementation is plain ESM JavaScript in src/).
 
 /** The services this package can provide. */
-export type ServiceName = 'redis' | 'rabbitmq' | 'kafka' | 'sqs' | 'redis-cluster';
+export type ServiceName = 'redis' | 'rabbitmq' | 'kafka' | 'sqs' | 'postgres' | 'redis-cluster';
 
 export declare const SERVICE_NAMES: readonly ServiceName[];
 
 /** What `services.mjs up` starts when given no names. */
-export declare const DEFAULT_SERVICES: readonly ['redis', 'rabbitmq', 'kafka', 'sqs'];
+export declare const DEFAULT_SERVICES: readonly ['redis', 'rabbitmq', 'kafka', 'sqs', 'postgres'];
 
 /** The queues pre-created by tools/brokers/elasticmq/elasticmq.conf. */
 export declare const SQS_QUEUES: readonly [
@@ -33,6 +33,11 @@ export interface ServiceUrls {
   sqsEndpoint: string;
   /** AWS_REGION, default us-east-1 */
   sqsRegion: string;
+  /**
+   * POSTGRES_URL, default postgres://postgres@127.0.0.1:5432/postgres (trust, no password); the
+   * default's port is $POSTGRES_PORT when set.
+   */
+  postgres: string;
   /** REDIS_CLUSTER_NODES (comma-separated host:port), default 127.0.0.1:7001-7003 */
   redisClusterNodes: HostPort[];
 }
@@ -45,7 +50,7 @@ export interface ServiceOptions {
   timeoutMs?: number;
   /** Progress messages (default: stderr, prefixed with "[services]"). */
   log?: (message: string) => void;
-  /** May run `apt-get install` (as root) for a missing Redis/RabbitMQ (default: true unless IDEMQ_SERVICES_NO_INSTALL=1). */
+  /** May run `apt-get install` (as root) for a missing Redis/RabbitMQ/PostgreSQL (default: true unless IDEMQ_SERVICES_NO_INSTALL=1). */
   allowInstall?: boolean;
 }
 
@@ -66,9 +71,9 @@ export interface EnsureResult extends ServiceUrls {
 
 /**
  * Makes the named services answer a real request on their addresses. Services whose env var is
- * set are only checked; the others are used when already running, else started (Redis/RabbitMQ
- * from Debian packages, Kafka/ElasticMQ as JVMs from Maven Central, the cluster as three
- * redis-server processes). Rejects with a ServiceError that names what to install when a
+ * set are only checked; the others are used when already running, else started (Redis/RabbitMQ/
+ * PostgreSQL from Debian packages, Kafka/ElasticMQ as JVMs from Maven Central, the cluster as
+ * three redis-server processes). Rejects with a ServiceError that names what to install when a
  * service can be neither found nor started. Started services keep running after the caller
  * exits; stopServices() (or `services.mjs down`) stops them.
  */
@@ -115,6 +120,54 @@ export declare class ServiceError extends Error {
   readonly service: string;
   readonly hint: string | undefined;
 }
+
+export interface PostgresServerOptions {
+  /** Default: a free port. */
+  port?: number;
+  /**
+   * The cluster's directory. Default: a new temporary dir, removed by `stop()`. An existing
+   * cluster (it has PG_VERSION) is started as it is; otherwise initdb makes one.
+   */
+  dataDir?: string;
+}
+
+/** A private PostgreSQL started by `startPostgresServer`. */
+export interface PostgresServer {
+  readonly port: number;
+  /** postgres://postgres@127.0.0.1:<port>/postgres (trust: no password) */
+  readonly url: string;
+  readonly dataDir: string;
+  /** The server's output: <dataDir>/log/postgres.log */
+  readonly logFile: string;
+  /** The postmaster's pid while it runs. */
+  readonly pid: number | undefined;
+  /**
+   * Sends `signal` to the postmaster and resolves once it exited: SIGKILL (default) as a crash
+   * would, SIGINT for a fast shutdown, SIGQUIT for an immediate one.
+   */
+  kill(signal?: NodeJS.Signals): Promise<void>;
+  /**
+   * Fast shutdown if it runs, then starts again on the same port and data and resolves once it
+   * answers `SELECT 1` (after a kill, once crash recovery has replayed the WAL).
+   */
+  restart(): Promise<void>;
+  /** Fast shutdown; removes the data dir if `startPostgresServer` created it. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts a private PostgreSQL (initdb with trust auth, then postgres on 127.0.0.1 only, fsync on)
+ * as a child of this process, for tests that kill or restart a server without disturbing the
+ * shared one. As root it runs as the `postgres` user. Resolves once it answers `SELECT 1`.
+ * @example
+ * const server = await startPostgresServer({ port: 55432 });
+ * await server.kill(); // SIGKILL
+ * await server.restart(); // crash recovery, then it answers again
+ * await server.stop();
+ */
+export declare function startPostgresServer(
+  options?: PostgresServerOptions,
+): Promise<PostgresServer>;
 
 /** How a script run by `runScript` ended. */
 export interface ScriptOutcome {

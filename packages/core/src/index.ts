@@ -29,12 +29,14 @@ export type {
   ConsumerSettings,
   Handler,
   HandlerContext,
+  HandlerTransaction,
   IdempotencyOptions,
   RequestIdSource,
   ResultSerializer,
   RetryPolicy,
   RunOptions,
   RunOutcome,
+  TransactionTypes,
 } from './engine/types.js';
 // Errors
 export {
@@ -96,6 +98,7 @@ export {
   type FailRequest,
   type FencedRequest,
   type IdempotencyRecord,
+  isTransactionalStore,
   type RecordId,
   type RecordState,
   RecordStates,
@@ -104,6 +107,8 @@ export {
   type SettledTransition,
   type Store,
   type StoredError,
+  type StoreTransaction,
+  type TransactionalStore,
   type TransitionOutcome,
 } from './store/store.js';
 // Transport

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // @ts-check
 // services up|down|status [service...] [--cluster]: the no-Docker way to run Redis, RabbitMQ,
-// Kafka and SQS (ElasticMQ) on 127.0.0.1. See docs/services.md.
+// Kafka, SQS (ElasticMQ) and PostgreSQL on 127.0.0.1. See docs/services.md.
 import {
   DEFAULT_SERVICES,
   ensureServices,
@@ -87,11 +87,12 @@ async function status(services, cluster, check) {
       item.ready ||
       item.pids.length > 0,
   );
+  const width = Math.max(40, ...shown.map((item) => item.address.length + 1));
   for (const item of shown) {
     const state = item.ready ? 'ready' : 'DOWN';
     const version = item.version ? `, ${item.version}` : '';
     console.log(
-      `${item.service.padEnd(13)} ${state.padEnd(5)} ${item.address.padEnd(40)} ${item.managedBy}${version}`,
+      `${item.service.padEnd(13)} ${state.padEnd(5)} ${item.address.padEnd(width)} ${item.managedBy}${version}`,
     );
     if (item.error) console.log(`${' '.repeat(20)}(${item.error})`);
   }

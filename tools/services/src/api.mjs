@@ -8,13 +8,19 @@ import { ensureDir, serviceDirs } from './paths.mjs';
 import { SERVICE_NAMES, serviceUrls } from './urls.mjs';
 
 /** What `up` starts when given no names. */
-export const DEFAULT_SERVICES = /** @type {const} */ (['redis', 'rabbitmq', 'kafka', 'sqs']);
+export const DEFAULT_SERVICES = /** @type {const} */ ([
+  'redis',
+  'rabbitmq',
+  'kafka',
+  'sqs',
+  'postgres',
+]);
 
 /**
  * @typedef {object} ServiceOptions
  * @property {number} [timeoutMs]      readiness budget per started service (default 120 s, or $IDEMQ_SERVICES_TIMEOUT_MS)
  * @property {(message: string) => void} [log]  progress messages (default: stderr)
- * @property {boolean} [allowInstall]  apt-get install missing Redis/RabbitMQ as root (default true unless IDEMQ_SERVICES_NO_INSTALL=1)
+ * @property {boolean} [allowInstall]  apt-get install missing Redis/RabbitMQ/PostgreSQL as root (default true unless IDEMQ_SERVICES_NO_INSTALL=1)
  */
 
 /**
@@ -91,7 +97,8 @@ export async function ensureServices(names = DEFAULT_SERVICES, options = {}) {
 
 /**
  * Stops what `up` started (per the pid files) for the named services, or for all of them.
- * Anything else, including a Redis or RabbitMQ that was already running, is left alone.
+ * Anything else, including a Redis, RabbitMQ or PostgreSQL that was already running, is left
+ * alone.
  * @param {readonly import('./urls.mjs').ServiceName[]} [names]
  * @param {ServiceOptions} [options]
  */

@@ -16,6 +16,8 @@ import { writePidFile } from './pidfile.mjs';
  * @property {string} [cwd]
  * @property {NodeJS.ProcessEnv} [env]
  * @property {string} [version]
+ * @property {number} [uid]      run as this user (root only)
+ * @property {number} [gid]
  */
 
 /**
@@ -35,6 +37,8 @@ export function spawnDaemon(spec) {
       env: spec.env ?? process.env,
       detached: true,
       stdio: ['ignore', fd, fd],
+      ...(spec.uid === undefined ? {} : { uid: spec.uid }),
+      ...(spec.gid === undefined ? {} : { gid: spec.gid }),
     });
     // Spawn failures (e.g. ENOENT) also arrive as an 'error' event; the missing pid reports them.
     child.on('error', () => {});

@@ -2,6 +2,7 @@
 // The services by name, each with the same three operations.
 import { sqsDriver } from './elasticmq.mjs';
 import { kafkaDriver } from './kafka.mjs';
+import { postgresDriver } from './postgres.mjs';
 import { rabbitmqDriver } from './rabbitmq.mjs';
 import { redisDriver } from './redis.mjs';
 import { redisClusterDriver } from './redisCluster.mjs';
@@ -22,5 +23,6 @@ export const DRIVERS = {
   rabbitmq: rabbitmqDriver,
   kafka: kafkaDriver,
   sqs: sqsDriver,
+  postgres: postgresDriver,
   'redis-cluster': redisClusterDriver,
 };

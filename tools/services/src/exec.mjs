@@ -33,6 +33,8 @@ export function which(command) {
  * @property {NodeJS.ProcessEnv} [env]
  * @property {string} [logFile]   append the command line and its output here
  * @property {number} [timeoutMs] kill the command (SIGKILL) after this long
+ * @property {number} [uid]       run as this user (root only)
+ * @property {number} [gid]
  */
 
 /**
@@ -56,6 +58,8 @@ export function run(command, args, options = {}) {
       cwd: options.cwd,
       env: options.env ?? process.env,
       stdio: ['ignore', 'pipe', 'pipe'],
+      ...(options.uid === undefined ? {} : { uid: options.uid }),
+      ...(options.gid === undefined ? {} : { gid: options.gid }),
     });
     /** @type {Buffer[]} */
     const chunks = [];

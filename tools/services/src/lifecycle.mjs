@@ -151,11 +151,12 @@ export async function answers(probe) {
  * @param {Context} ctx
  * @param {string} id
  * @param {number} [graceMs]
+ * @param {NodeJS.Signals} [signal]  the one that shuts the service down cleanly (default SIGTERM)
  * @returns {Promise<StopOutcome | null>} null when there was no pid file
  */
-export async function stopManaged(ctx, id, graceMs) {
+export async function stopManaged(ctx, id, graceMs, signal) {
   const record = readPidFile(ctx.dirs.run, id);
   if (!record) return null;
-  const outcome = await stopRecorded(ctx.dirs.run, record, graceMs);
+  const outcome = await stopRecorded(ctx.dirs.run, record, graceMs, signal);
   return { id, outcome, pid: record.pid };
 }

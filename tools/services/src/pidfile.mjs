@@ -110,19 +110,21 @@ export function isRunning(record) {
 }
 
 /**
- * Stops the recorded process: SIGTERM, then SIGKILL after graceMs. Signals only that pid, and
- * only if it still runs the recorded command. Removes the pid file.
+ * Stops the recorded process: `signal` (SIGTERM unless the service shuts down cleanly on another
+ * one), then SIGKILL after graceMs. Signals only that pid, and only if it still runs the
+ * recorded command. Removes the pid file.
  * @param {string} runDir
  * @param {PidRecord} record
  * @param {number} [graceMs]
+ * @param {NodeJS.Signals} [signal]
  * @returns {Promise<'stopped' | 'killed' | 'not-running'>}
  */
-export async function stopRecorded(runDir, record, graceMs = 30_000) {
+export async function stopRecorded(runDir, record, graceMs = 30_000, signal = 'SIGTERM') {
   if (!isRunning(record)) {
     removePidFile(runDir, record.service);
     return 'not-running';
   }
-  process.kill(record.pid, 'SIGTERM');
+  process.kill(record.pid, signal);
   const deadline = Date.now() + graceMs;
   while (Date.now() < deadline) {
     if (!isRunning(record)) {

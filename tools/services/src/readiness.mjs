@@ -31,6 +31,14 @@ export async function waitUntilReady(options) {
       return Date.now() - started;
     } catch (error) {
       lastError = errorMessage(error);
+      // e.g. a missing password: it answers, and will refuse the same way until someone acts.
+      if (isFinal(error)) {
+        throw failure(
+          options,
+          `${options.service} at ${options.address} refused the probe`,
+          lastError,
+        );
+      }
     }
     if (options.isAlive && !options.isAlive()) {
       throw failure(options, `${options.service} exited during start-up`, lastError);
@@ -45,6 +53,16 @@ export async function waitUntilReady(options) {
     }
     await sleep(options.intervalMs ?? 250);
   }
+}
+
+/**
+ * True for a probe error that says waiting cannot help (`retriable: false`).
+ * @param {unknown} error
+ */
+function isFinal(error) {
+  return (
+    typeof error === 'object' && error !== null && 'retriable' in error && error.retriable === false
+  );
 }
 
 /**

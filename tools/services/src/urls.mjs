@@ -3,10 +3,10 @@
 // loopback defaults otherwise. Always 127.0.0.1, never "localhost": Node >= 17 may resolve
 // localhost to ::1 while the brokers listen on IPv4 only.
 
-/** @typedef {'redis' | 'rabbitmq' | 'kafka' | 'sqs' | 'redis-cluster'} ServiceName */
+/** @typedef {'redis' | 'rabbitmq' | 'kafka' | 'sqs' | 'postgres' | 'redis-cluster'} ServiceName */
 
 /** @type {readonly ServiceName[]} */
-export const SERVICE_NAMES = ['redis', 'rabbitmq', 'kafka', 'sqs', 'redis-cluster'];
+export const SERVICE_NAMES = ['redis', 'rabbitmq', 'kafka', 'sqs', 'postgres', 'redis-cluster'];
 
 /** Environment variable that, when set, points a service elsewhere. */
 export const ENV_BY_SERVICE = /** @type {const} */ ({
@@ -14,6 +14,7 @@ export const ENV_BY_SERVICE = /** @type {const} */ ({
   rabbitmq: 'AMQP_URL',
   kafka: 'KAFKA_BROKERS',
   sqs: 'SQS_ENDPOINT',
+  postgres: 'POSTGRES_URL',
   'redis-cluster': 'REDIS_CLUSTER_NODES',
 });
 
@@ -23,6 +24,7 @@ export const DEFAULTS = /** @type {const} */ ({
   kafkaBrokers: '127.0.0.1:9092',
   sqsEndpoint: 'http://127.0.0.1:9324',
   sqsRegion: 'us-east-1',
+  postgres: 'postgres://postgres@127.0.0.1:5432/postgres',
   redisClusterNodes: '127.0.0.1:7001,127.0.0.1:7002,127.0.0.1:7003',
 });
 
@@ -39,6 +41,7 @@ export const DEFAULTS = /** @type {const} */ ({
  * @property {string[]} kafkaBrokers      KAFKA_BROKERS, comma-separated host:port
  * @property {string} sqsEndpoint         SQS_ENDPOINT
  * @property {string} sqsRegion           AWS_REGION
+ * @property {string} postgres            POSTGRES_URL (else the default, on $POSTGRES_PORT if set)
  * @property {HostPort[]} redisClusterNodes REDIS_CLUSTER_NODES, comma-separated host:port
  */
 
@@ -69,6 +72,20 @@ function nonBlank(value) {
 }
 
 /**
+ * The default PostgreSQL URL, on POSTGRES_PORT when set (the port our own server, or the Docker
+ * container, listens on).
+ * @param {string | undefined} port
+ */
+function defaultPostgresUrl(port) {
+  if (port === undefined) return DEFAULTS.postgres;
+  const number = Number(port);
+  if (!Number.isInteger(number) || number < 1 || number > 65535) {
+    throw new Error(`POSTGRES_PORT must be a port number, not "${port}"`);
+  }
+  return DEFAULTS.postgres.replace(':5432/', `:${number}/`);
+}
+
+/**
  * The addresses tests and demos should use: env vars when set, loopback defaults otherwise.
  * @param {NodeJS.ProcessEnv} [env]
  * @returns {ServiceUrls}
@@ -82,6 +99,7 @@ export function serviceUrls(env = process.env) {
     ),
     sqsEndpoint: nonBlank(env.SQS_ENDPOINT) ?? DEFAULTS.sqsEndpoint,
     sqsRegion: nonBlank(env.AWS_REGION) ?? DEFAULTS.sqsRegion,
+    postgres: nonBlank(env.POSTGRES_URL) ?? defaultPostgresUrl(nonBlank(env.POSTGRES_PORT)),
     redisClusterNodes: parseHostPorts(
       nonBlank(env.REDIS_CLUSTER_NODES) ?? DEFAULTS.redisClusterNodes,
       6379,
@@ -113,6 +131,8 @@ export function describeAddress(name, urls) {
       return urls.kafkaBrokers.join(',');
     case 'sqs':
       return urls.sqsEndpoint;
+    case 'postgres':
+      return redactUrl(urls.postgres);
     case 'redis-cluster':
       return urls.redisClusterNodes.map(({ host, port }) => `${host}:${port}`).join(',');
   }

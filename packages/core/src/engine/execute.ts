@@ -7,7 +7,15 @@ import {
   StoreUnavailableError,
 } from '../errors/store.js';
 import { fingerprint } from '../ids/fingerprint.js';
-import type { ResultOmission, Store, StoredError } from '../store/store.js';
+import {
+  type CompleteRequest,
+  isTransactionalStore,
+  type ResultOmission,
+  type Store,
+  type StoredError,
+  type StoreTransaction,
+  type TransitionOutcome,
+} from '../store/store.js';
 import type { AbandonListener, Abandonment } from './abandonment.js';
 import { COMPLETE_TRIES } from './defaults.js';
 import type { HeldClaim, LeaseKeeper, LeaseListener, RenewalScheduler } from './leaseKeeper.js';
@@ -151,7 +159,19 @@ export async function execute<R>(
       : exhausted;
   }
 
+  let transaction: StoreTransaction | undefined;
+  if (isTransactionalStore(store)) {
+    try {
+      transaction = await store.openTransaction(fenced);
+    } catch (thrown) {
+      // Nothing ran: give the claim back so the retry need not wait for the lease to lapse.
+      await store.release(fenced).catch(() => undefined);
+      return { kind: 'store-error', error: asStoreError(thrown), attempt };
+    }
+  }
+
   const run = new RunContext(requestId, attempt, fencingToken, claim.previousError, hooks);
+  if (transaction) run.transaction = transaction.handle;
   const keeper = settings.heartbeat
     ? settings.renewals.keep(fenced, settings.leaseMs, claimSentAt, run)
     : undefined;
@@ -171,6 +191,7 @@ export async function execute<R>(
     result = await fn(run);
   } catch (thrown) {
     const error = toError(thrown);
+    await transaction?.rollback();
     if (hooks.abandon?.aborted || (hooks.signal?.aborted && hooks.onAbort !== 'fail')) {
       // Stopped or gone away, not failed: give the claim back without counting an attempt.
       await store.release(fenced).catch(() => undefined);
@@ -188,6 +209,9 @@ export async function execute<R>(
     settings.serializer && result !== undefined
       ? serializeResult(settings.serializer, result)
       : undefined;
+  if (transaction) {
+    return commitRecord(settings, transaction, fenced, toStore, result, attempt, fencingToken);
+  }
   return completeRecord(settings, fenced, toStore, result, attempt, fencingToken);
 }
 
@@ -245,30 +269,17 @@ async function completeRecord<R>(
   attempt: number,
   fencingToken: number,
 ): Promise<Execution<R>> {
-  const { scope, requestId, token } = fenced;
-  const ttlMs = settings.completedTtlMs;
   let stored = toStore;
   let lastError: Error | undefined;
   let tryNumber = 1;
   while (tryNumber <= COMPLETE_TRIES) {
     try {
       const outcome = await settings.store.complete(
-        stored === undefined
-          ? { scope, requestId, token, ttlMs }
-          : typeof stored === 'string'
-            ? { scope, requestId, token, ttlMs, result: stored }
-            : { scope, requestId, token, ttlMs, resultOmitted: stored.reason },
+        completeRequest(fenced, settings.completedTtlMs, stored),
       );
-      if (outcome === 'lease-lost') return { kind: 'lease-lost', attempt, result };
-      return typeof stored === 'object'
-        ? { kind: 'processed', result, attempt, fencingToken, unstored: stored }
-        : { kind: 'processed', result, attempt, fencingToken };
+      return processedOrLost(outcome, stored, result, attempt, fencingToken);
     } catch (thrown) {
-      if (
-        typeof stored === 'string' &&
-        isIdemqError(thrown) &&
-        thrown.code === ErrorCodes.RESULT_TOO_LARGE
-      ) {
+      if (typeof stored === 'string' && isTooLarge(thrown)) {
         // Refused before anything was written: the record is still ours to complete.
         stored = { reason: 'too-large', error: thrown };
         continue;
@@ -285,6 +296,71 @@ async function completeRecord<R>(
     error: lastError ?? new StoreUnavailableError('complete failed'),
     attempt,
   };
+}
+
+/**
+ * Records the completion inside the handler's transaction and commits both. Unlike a completion
+ * on its own it cannot be tried again: the transaction ends with the first answer. A connection
+ * that failed leaves the outcome unknown (a store error: the claim is given back, and a retry
+ * finds the record COMPLETED if the commit went through); a commit the database refused rolled
+ * the handler's writes back, so it counts as the run's failure.
+ */
+async function commitRecord<R>(
+  settings: ExecuteSettings,
+  transaction: StoreTransaction,
+  fenced: HeldClaim,
+  toStore: ResultToStore,
+  result: R,
+  attempt: number,
+  fencingToken: number,
+): Promise<Execution<R>> {
+  let stored = toStore;
+  for (;;) {
+    try {
+      const outcome = await transaction.commit(
+        completeRequest(fenced, settings.completedTtlMs, stored),
+      );
+      return processedOrLost(outcome, stored, result, attempt, fencingToken);
+    } catch (thrown) {
+      if (typeof stored === 'string' && isTooLarge(thrown)) {
+        stored = { reason: 'too-large', error: thrown };
+        continue;
+      }
+      await transaction.rollback();
+      const error = toError(thrown);
+      if (isIdemqError(error) && error.code === ErrorCodes.STORE_UNAVAILABLE) {
+        // Fenced: refused if the commit did go through, so it never undoes a completion.
+        await settings.store.release(fenced).catch(() => undefined);
+        return { kind: 'store-error', error, attempt };
+      }
+      return recordFailure(settings, fenced, attempt, error, isRetriable(error));
+    }
+  }
+}
+
+function completeRequest(fenced: HeldClaim, ttlMs: number, stored: ResultToStore): CompleteRequest {
+  const { scope, requestId, token } = fenced;
+  if (stored === undefined) return { scope, requestId, token, ttlMs };
+  return typeof stored === 'string'
+    ? { scope, requestId, token, ttlMs, result: stored }
+    : { scope, requestId, token, ttlMs, resultOmitted: stored.reason };
+}
+
+function processedOrLost<R>(
+  outcome: TransitionOutcome,
+  stored: ResultToStore,
+  result: R,
+  attempt: number,
+  fencingToken: number,
+): Execution<R> {
+  if (outcome === 'lease-lost') return { kind: 'lease-lost', attempt, result };
+  return typeof stored === 'object'
+    ? { kind: 'processed', result, attempt, fencingToken, unstored: stored }
+    : { kind: 'processed', result, attempt, fencingToken };
+}
+
+function isTooLarge(thrown: unknown): thrown is IdemqError {
+  return isIdemqError(thrown) && thrown.code === ErrorCodes.RESULT_TOO_LARGE;
 }
 
 /** Fail-open: run without a claim because the user chose availability over idempotency. */
@@ -345,6 +421,7 @@ class RunContext implements HandlerContext, LeaseListener, AbandonListener {
   /** Renews the lease while the handler runs (heartbeat on). */
   keeper: LeaseKeeper | undefined;
   declare previousError?: StoredError;
+  declare transaction?: unknown;
 
   constructor(
     readonly requestId: string,

@@ -66,6 +66,17 @@ export interface ResultSerializer {
   deserialize(text: string): unknown;
 }
 
+/**
+ * Empty here: a package with a transactional store declares its transaction type in it by
+ * declaration merging (`@idemq/postgres` adds `transaction: pg.PoolClient`), which types
+ * `HandlerContext.transaction`.
+ */
+// biome-ignore lint/suspicious/noEmptyInterface: filled in by declaration merging
+export interface TransactionTypes {}
+
+/** The transaction type a store package declared in `TransactionTypes`, else `unknown`. */
+export type HandlerTransaction = TransactionTypes extends { transaction: infer Tx } ? Tx : unknown;
+
 /** What a handler gets besides the message. */
 export interface HandlerContext {
   requestId: string;
@@ -83,6 +94,12 @@ export interface HandlerContext {
   leaseRemainingMs(): number;
   /** The error of the previous attempt, when there was one. */
   previousError?: StoredError;
+  /**
+   * With a transactional store (`TransactionalStore`): the open database transaction this run's
+   * completion commits in. Write the handler's effects through it, and they commit together
+   * with the COMPLETED mark, or not at all. Absent with any other store.
+   */
+  transaction?: HandlerTransaction;
 }
 
 /**

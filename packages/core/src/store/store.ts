@@ -120,6 +120,42 @@ export interface Store {
   close(): Promise<void>;
 }
 
+/**
+ * A store that can record a run's completion inside the handler's own database transaction (a
+ * transactional inbox): the handler's writes and the COMPLETED mark commit together or not at
+ * all. The engine opens one transaction per claimed run, hands its `handle` to the handler as
+ * `ctx.transaction`, and ends it with `commit` (the handler returned) or `rollback` (it threw, or
+ * the run was abandoned). Leases are still renewed through the store's other operations.
+ */
+export interface TransactionalStore extends Store {
+  /** Opens the transaction of a claimed run. Rejects like any operation when the store is down. */
+  openTransaction(claim: FencedRequest): Promise<StoreTransaction>;
+}
+
+/** One run's open transaction (see `TransactionalStore`). */
+export interface StoreTransaction {
+  /** What the handler writes through (a database client inside `BEGIN`). */
+  readonly handle: unknown;
+  /**
+   * Writes the completion inside the transaction, fenced by `request.token` as `complete` is,
+   * and commits: `ok` when both committed; `lease-lost` when the token no longer owns the record,
+   * and then nothing committed. A `result` over the limit rejects with `ResultTooLargeError`
+   * before anything is written, and the transaction stays open for another `commit`. A
+   * `StoreUnavailableError` means the outcome is unknown (the connection failed: the transaction
+   * may have committed); any other rejection means the database refused the commit and rolled
+   * everything back (a serialization failure, a deferred constraint), which the engine records
+   * as the run's failure.
+   */
+  commit(request: CompleteRequest): Promise<TransitionOutcome>;
+  /** Rolls everything back and gives the connection back. Never rejects; safe to call twice. */
+  rollback(): Promise<void>;
+}
+
+/** Whether `store` can commit completions in the handler's transaction. */
+export function isTransactionalStore(store: Store): store is TransactionalStore {
+  return typeof (store as Partial<TransactionalStore>).openTransaction === 'function';
+}
+
 /** Identifies one record. */
 export interface RecordId {
   /** The idempotency namespace (a consumer group, a route). */

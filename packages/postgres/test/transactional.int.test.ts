@@ -1,0 +1,256 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { createIdempotency } from '@idemq/core';
+import { rabbitmq } from '@idemq/rabbitmq';
+import { serviceUrls } from '@idemq/services';
+import { afterAll, describe, expect, it } from 'vitest';
+import { postgresStore, transactionOf } from '../src/index.js';
+import type { LedgerWorkerConfig } from './fixtures/ledgerWorker.js';
+import { freshTable, postgresUrl, testPool } from './helpers.js';
+
+/*
+ * The transactional mode on real processes: the handler's ledger row and the COMPLETED mark
+ * commit together, so a process killed between them leaves neither, a zombie cannot commit, and
+ * a storm of duplicates over 8 processes leaves each row exactly once — counted in the database.
+ */
+
+const fixtures = fileURLToPath(new URL('./fixtures/', import.meta.url));
+const amqpUrl = serviceUrls().amqp;
+const pool = testPool(20);
+const children: ChildProcess[] = [];
+afterAll(async () => {
+  for (const child of children) child.kill('SIGKILL');
+  await pool.end();
+});
+
+interface Setup {
+  table: string;
+  ledger: string;
+  scope: string;
+}
+
+async function setup(): Promise<Setup> {
+  const table = await freshTable(pool);
+  const ledger = `ledger_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
+  // No unique key: a payment applied twice shows as two rows.
+  await pool.query(
+    `CREATE TABLE ${ledger} (payment_id text NOT NULL, worker int NOT NULL, attempt int NOT NULL)`,
+  );
+  return { table, ledger, scope: `s-${randomUUID().slice(0, 8)}` };
+}
+
+/** Starts a worker; `line(prefix)` resolves with the first stdout line starting with it. */
+function startWorker(config: LedgerWorkerConfig) {
+  const child = spawn(
+    process.execPath,
+    ['--import', '@idemq/services/register-ts', 'ledgerWorker.ts'],
+    {
+      cwd: fixtures,
+      env: { ...process.env, IDEMQ_LEDGER_WORKER: JSON.stringify(config) },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
+  children.push(child);
+  const lines: string[] = [];
+  const waiters: Array<() => void> = [];
+  createInterface({ input: child.stdout as NonNullable<typeof child.stdout> }).on(
+    'line',
+    (text) => {
+      lines.push(text);
+      for (const wake of waiters.splice(0)) wake();
+    },
+  );
+  const line = (prefix: string): Promise<string> =>
+    new Promise((resolve, reject) => {
+      const look = () => {
+        const found = lines.find((text) => text.startsWith(prefix));
+        if (found !== undefined) return resolve(found);
+        if (child.exitCode !== null) return reject(new Error(`worker exited (${child.exitCode})`));
+        waiters.push(look);
+      };
+      child.once('exit', look);
+      look();
+    });
+  const killed = () =>
+    new Promise<void>((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) return resolve();
+      child.once('exit', () => resolve());
+      child.kill('SIGKILL');
+    });
+  return { child, line, killed };
+}
+
+async function ledgerRows(ledger: string): Promise<Array<{ payment_id: string; attempt: number }>> {
+  const { rows } = await pool.query(
+    `SELECT payment_id, attempt FROM ${ledger} ORDER BY payment_id`,
+  );
+  return rows;
+}
+
+async function waitFor(
+  check: () => Promise<boolean>,
+  timeoutMs: number,
+  what: string,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+const base = (s: Setup, worker: number): LedgerWorkerConfig => ({
+  mode: 'run',
+  postgresUrl,
+  ...s,
+  leaseMs: 1_000,
+  worker,
+});
+
+describe('transactional mode, run(): a process SIGKILLed before its commit', () => {
+  it('leaves no ledger row and no completion; the retry inserts exactly one row', async () => {
+    const s = await setup();
+    const worker = startWorker({ ...base(s, 1), ids: ['pay-1'], hangOn: 'pay-1' });
+    await worker.line('inserted pay-1');
+    // Inserted but not committed: invisible from outside, and so is the completion.
+    expect(await ledgerRows(s.ledger)).toEqual([]);
+    await worker.killed();
+    expect(await ledgerRows(s.ledger)).toEqual([]);
+    const store = postgresStore({ pool, table: s.table, transactions: true });
+    expect(await store.inspect({ scope: s.scope, requestId: 'pay-1' })).toMatchObject({
+      state: 'IN_PROGRESS',
+      attempt: 1,
+    });
+
+    const idempotency = createIdempotency({ store, scope: s.scope, leaseMs: 1_000 });
+    const pay = () =>
+      idempotency.run('pay-1', async (ctx) => {
+        await transactionOf(ctx).query(
+          `INSERT INTO ${s.ledger} (payment_id, worker, attempt) VALUES ('pay-1', 0, $1)`,
+          [ctx.attempt],
+        );
+        return 'paid';
+      });
+    let outcome = await pay();
+    while (outcome.status === 'in-progress') {
+      await new Promise((resolve) =>
+        setTimeout(resolve, outcome.status === 'in-progress' ? outcome.retryAfterMs : 0),
+      );
+      outcome = await pay();
+    }
+    expect(outcome).toMatchObject({ status: 'processed', attempt: 2 });
+    expect(await pay()).toMatchObject({ status: 'duplicate' });
+    expect(await ledgerRows(s.ledger)).toEqual([{ payment_id: 'pay-1', attempt: 2 }]);
+    await store.close();
+  });
+});
+
+describe('transactional mode, RabbitMQ consumer: a process SIGKILLed before its commit', () => {
+  it('another consumer applies every payment exactly once, the killed one included', async () => {
+    const s = await setup();
+    const queue = `pgtx-${randomUUID().slice(0, 8)}`;
+    const consumerConfig = (worker: number): LedgerWorkerConfig => ({
+      ...base(s, worker),
+      mode: 'consumer',
+      amqpUrl,
+      queue,
+    });
+    const first = startWorker({ ...consumerConfig(1), hangOn: 'pay-3' });
+    await first.line('ready');
+    const transport = rabbitmq({ url: amqpUrl });
+    const ids = Array.from({ length: 10 }, (_, i) => `pay-${i}`);
+    for (const requestId of ids) await transport.publish(queue, { requestId, body: { requestId } });
+    await first.line('inserted pay-3');
+    await first.killed();
+
+    const second = startWorker(consumerConfig(2));
+    await second.line('ready');
+    await waitFor(
+      async () => (await ledgerRows(s.ledger)).length >= ids.length,
+      20_000,
+      'every payment',
+    );
+    // A little longer: a second row for any payment would show up now.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const rows = await ledgerRows(s.ledger);
+    expect(rows.map((row) => row.payment_id).sort()).toEqual([...ids].sort());
+    expect(rows.find((row) => row.payment_id === 'pay-3')?.attempt).toBe(2);
+    await second.killed();
+    await transport.close();
+  });
+});
+
+describe('transactional mode: a zombie past its lease', () => {
+  it('cannot commit once another owner took the record over: only the new owner’s row exists', async () => {
+    const s = await setup();
+    const store = postgresStore({ pool, table: s.table, transactions: true });
+    const insert = (ctx: Parameters<typeof transactionOf>[0], who: number) =>
+      transactionOf(ctx).query(
+        `INSERT INTO ${s.ledger} (payment_id, worker, attempt) VALUES ('z', $1, 1)`,
+        [who],
+      );
+    // The zombie: no heartbeat (a paused process), a lease of 300 ms.
+    const zombie = createIdempotency({ store, scope: s.scope, leaseMs: 300, heartbeat: false });
+    const successor = createIdempotency({ store, scope: s.scope, leaseMs: 5_000 });
+    const zombieRun = zombie.run('z', async (ctx) => {
+      await insert(ctx, 1);
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      const takeover = await successor.run('z', async (next) => {
+        await insert(next, 2);
+        return 'second';
+      });
+      expect(takeover).toMatchObject({ status: 'processed', attempt: 2 });
+      return 'first';
+    });
+    expect(await zombieRun).toMatchObject({ status: 'lease-lost', attempt: 1, result: 'first' });
+    const { rows } = await pool.query(`SELECT worker FROM ${s.ledger}`);
+    expect(rows).toEqual([{ worker: 2 }]);
+    await store.close();
+  });
+});
+
+describe('transactional mode: a duplicate storm over 8 processes', () => {
+  const PAYMENTS = 150;
+  const ids = Array.from({ length: PAYMENTS }, (_, i) => `storm-${i}`);
+
+  async function expectEachOnce(ledger: string) {
+    const { rows } = await pool.query(
+      `SELECT count(*)::int AS total, count(DISTINCT payment_id)::int AS distinct FROM ${ledger}`,
+    );
+    expect(rows[0]).toEqual({ total: PAYMENTS, distinct: PAYMENTS });
+  }
+
+  it('run(): every process runs every id; each ledger row exists exactly once', async () => {
+    const s = await setup();
+    const workers = Array.from({ length: 8 }, (_, worker) =>
+      startWorker({ ...base(s, worker), ids: [...ids].sort(() => Math.random() - 0.5) }),
+    );
+    await Promise.all(workers.map((worker) => worker.line('done')));
+    await expectEachOnce(s.ledger);
+  }, 60_000);
+
+  it('RabbitMQ: every payment published 3 times to 8 consumers; each ledger row exactly once', async () => {
+    const s = await setup();
+    const queue = `pgstorm-${randomUUID().slice(0, 8)}`;
+    const workers = Array.from({ length: 8 }, (_, worker) =>
+      startWorker({ ...base(s, worker), mode: 'consumer', amqpUrl, queue }),
+    );
+    await Promise.all(workers.map((worker) => worker.line('ready')));
+    const transport = rabbitmq({ url: amqpUrl });
+    for (let copy = 0; copy < 3; copy += 1) {
+      for (const requestId of ids)
+        await transport.publish(queue, { requestId, body: { requestId } });
+    }
+    await waitFor(
+      async () => (await ledgerRows(s.ledger)).length >= PAYMENTS,
+      30_000,
+      'every payment',
+    );
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    await expectEachOnce(s.ledger);
+    await Promise.all(workers.map((worker) => worker.killed()));
+    await transport.close();
+  }, 60_000);
+});
