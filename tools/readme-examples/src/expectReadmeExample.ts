@@ -10,6 +10,7 @@ export const README_EXAMPLE_PACKAGES = [
   'rabbitmq',
   'kafka',
   'sqs',
+  'postgres',
   'http',
   'grpc',
 ] as const;
