@@ -148,6 +148,7 @@ async function runHandler(
     fencingToken: ctx.fencingToken,
     attempt: ctx.attempt,
     signal: ctx.signal,
+    transaction: ctx.transaction,
   });
   forward();
   const answer = await response.answer();

@@ -1,5 +1,5 @@
 import type { Metadata, ServiceDefinition } from '@grpc/grpc-js';
-import type { Store } from '@idemq/core';
+import type { HandlerTransaction, Store } from '@idemq/core';
 
 /**
  * What the interceptor needs of a method definition (grpc-js, proto-loader and generated code
@@ -37,6 +37,11 @@ export interface GrpcIdempotencyContext {
   attempt: number;
   /** Aborted when the lease is lost (never by the client's deadline or cancel). */
   signal: AbortSignal;
+  /**
+   * With a transactional store (`@idemq/postgres` with `transactions`): the transaction the
+   * completion commits in; write the handler's effects through it.
+   */
+  transaction?: HandlerTransaction;
 }
 
 export interface GrpcIdempotencyOptions {

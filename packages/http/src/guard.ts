@@ -135,6 +135,7 @@ async function runRoute<Req, Answer>(
     fencingToken: ctx.fencingToken,
     attempt: ctx.attempt,
     signal: ctx.signal,
+    transaction: ctx.transaction,
   };
   const answer = await next(request, httpContext);
   const { stored, forClient } = await front.capture(answer, settings);

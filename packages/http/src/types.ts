@@ -1,4 +1,4 @@
-import type { Store } from '@idemq/core';
+import type { HandlerTransaction, Store } from '@idemq/core';
 
 /** Produces the route's Response for the (possibly rebuilt) request. */
 export type HttpNext = (request: Request, ctx: HttpContext) => Promise<Response>;
@@ -13,6 +13,11 @@ export interface HttpContext {
   attempt: number | undefined;
   /** Aborted when the lease is lost (never by the client disconnecting). */
   signal: AbortSignal;
+  /**
+   * With a transactional store (`@idemq/postgres` with `transactions`): the transaction the
+   * completion commits in; write the route's effects through it.
+   */
+  transaction?: HandlerTransaction;
 }
 
 export interface HttpIdempotency {

@@ -13,7 +13,12 @@ describe('sweeping expired records', () => {
     const table = await freshTable(pool);
     const store = postgresStore({ pool, table });
     for (let i = 0; i < 5; i += 1) {
-      const claim = await store.claim({ scope: 's', requestId: `old-${i}`, leaseMs: 10, retainMs: 10 });
+      const claim = await store.claim({
+        scope: 's',
+        requestId: `old-${i}`,
+        leaseMs: 10,
+        retainMs: 10,
+      });
       expect(claim.status).toBe('claimed');
     }
     await store.claim({ scope: 's', requestId: 'live', leaseMs: 60_000, retainMs: 60_000 });
@@ -22,7 +27,9 @@ describe('sweeping expired records', () => {
     expect(await store.sweep(3)).toBe(2);
     expect(await store.sweep(3)).toBe(0);
     expect(await rowCount(table)).toBe(1);
-    expect(await store.inspect({ scope: 's', requestId: 'live' })).toMatchObject({ state: 'IN_PROGRESS' });
+    expect(await store.inspect({ scope: 's', requestId: 'live' })).toMatchObject({
+      state: 'IN_PROGRESS',
+    });
     await store.close();
   });
 
