@@ -109,41 +109,65 @@ const base = (s: Setup, worker: number): LedgerWorkerConfig => ({
   worker,
 });
 
+/**
+ * A worker SIGKILLed between its ledger insert and the commit, then the id run again here until
+ * processed: resolves the ledger rows. `plain` writes without the transaction (the negative
+ * control: the guarantee is the transaction's, and without it the checker sees two rows).
+ */
+async function killBeforeCommitThenRetry(s: Setup, plain: boolean) {
+  const worker = startWorker({ ...base(s, 1), ids: ['pay-1'], hangOn: 'pay-1', plain });
+  await worker.line('inserted pay-1');
+  await worker.killed();
+  const store = postgresStore({ pool, table: s.table, transactions: true });
+  expect(await store.inspect({ scope: s.scope, requestId: 'pay-1' })).toMatchObject({
+    state: 'IN_PROGRESS',
+    attempt: 1,
+  });
+  const idempotency = createIdempotency({ store, scope: s.scope, leaseMs: 1_000 });
+  const pay = () =>
+    idempotency.run('pay-1', async (ctx) => {
+      await transactionOf(ctx).query(
+        `INSERT INTO ${s.ledger} (payment_id, worker, attempt) VALUES ('pay-1', 0, $1)`,
+        [ctx.attempt],
+      );
+      return 'paid';
+    });
+  let outcome = await pay();
+  while (outcome.status === 'in-progress') {
+    await new Promise((resolve) =>
+      setTimeout(resolve, outcome.status === 'in-progress' ? outcome.retryAfterMs : 0),
+    );
+    outcome = await pay();
+  }
+  expect(outcome).toMatchObject({ status: 'processed', attempt: 2 });
+  expect(await pay()).toMatchObject({ status: 'duplicate' });
+  await store.close();
+  return ledgerRows(s.ledger);
+}
+
 describe('transactional mode, run(): a process SIGKILLed before its commit', () => {
   it('leaves no ledger row and no completion; the retry inserts exactly one row', async () => {
     const s = await setup();
+    expect(await killBeforeCommitThenRetry(s, false)).toEqual([
+      { payment_id: 'pay-1', attempt: 2 },
+    ]);
+  });
+
+  it('negative control: written outside the transaction, the killed attempt’s row stays and the checker sees two', async () => {
+    const s = await setup();
+    expect(await killBeforeCommitThenRetry(s, true)).toEqual([
+      { payment_id: 'pay-1', attempt: 1 },
+      { payment_id: 'pay-1', attempt: 2 },
+    ]);
+  });
+
+  it('the inserted row is invisible from outside until the commit', async () => {
+    const s = await setup();
     const worker = startWorker({ ...base(s, 1), ids: ['pay-1'], hangOn: 'pay-1' });
     await worker.line('inserted pay-1');
-    // Inserted but not committed: invisible from outside, and so is the completion.
     expect(await ledgerRows(s.ledger)).toEqual([]);
     await worker.killed();
     expect(await ledgerRows(s.ledger)).toEqual([]);
-    const store = postgresStore({ pool, table: s.table, transactions: true });
-    expect(await store.inspect({ scope: s.scope, requestId: 'pay-1' })).toMatchObject({
-      state: 'IN_PROGRESS',
-      attempt: 1,
-    });
-
-    const idempotency = createIdempotency({ store, scope: s.scope, leaseMs: 1_000 });
-    const pay = () =>
-      idempotency.run('pay-1', async (ctx) => {
-        await transactionOf(ctx).query(
-          `INSERT INTO ${s.ledger} (payment_id, worker, attempt) VALUES ('pay-1', 0, $1)`,
-          [ctx.attempt],
-        );
-        return 'paid';
-      });
-    let outcome = await pay();
-    while (outcome.status === 'in-progress') {
-      await new Promise((resolve) =>
-        setTimeout(resolve, outcome.status === 'in-progress' ? outcome.retryAfterMs : 0),
-      );
-      outcome = await pay();
-    }
-    expect(outcome).toMatchObject({ status: 'processed', attempt: 2 });
-    expect(await pay()).toMatchObject({ status: 'duplicate' });
-    expect(await ledgerRows(s.ledger)).toEqual([{ payment_id: 'pay-1', attempt: 2 }]);
-    await store.close();
   });
 });
 
@@ -182,32 +206,39 @@ describe('transactional mode, RabbitMQ consumer: a process SIGKILLed before its 
   });
 });
 
+/** A zombie (no heartbeat, lease lapsed) whose record is taken over mid-run: the ledger's writers. */
+async function zombieAndSuccessor(s: Setup, plain: boolean): Promise<number[]> {
+  const store = postgresStore({ pool, table: s.table, transactions: true });
+  const insert = (ctx: Parameters<typeof transactionOf>[0], who: number) =>
+    (plain && who === 1 ? pool : transactionOf(ctx)).query(
+      `INSERT INTO ${s.ledger} (payment_id, worker, attempt) VALUES ('z', $1, 1)`,
+      [who],
+    );
+  const zombie = createIdempotency({ store, scope: s.scope, leaseMs: 300, heartbeat: false });
+  const successor = createIdempotency({ store, scope: s.scope, leaseMs: 5_000 });
+  const zombieRun = zombie.run('z', async (ctx) => {
+    await insert(ctx, 1);
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    const takeover = await successor.run('z', async (next) => {
+      await insert(next, 2);
+      return 'second';
+    });
+    expect(takeover).toMatchObject({ status: 'processed', attempt: 2 });
+    return 'first';
+  });
+  expect(await zombieRun).toMatchObject({ status: 'lease-lost', attempt: 1, result: 'first' });
+  await store.close();
+  const { rows } = await pool.query(`SELECT worker FROM ${s.ledger} ORDER BY worker`);
+  return rows.map((row) => row.worker as number);
+}
+
 describe('transactional mode: a zombie past its lease', () => {
   it('cannot commit once another owner took the record over: only the new owner’s row exists', async () => {
-    const s = await setup();
-    const store = postgresStore({ pool, table: s.table, transactions: true });
-    const insert = (ctx: Parameters<typeof transactionOf>[0], who: number) =>
-      transactionOf(ctx).query(
-        `INSERT INTO ${s.ledger} (payment_id, worker, attempt) VALUES ('z', $1, 1)`,
-        [who],
-      );
-    // The zombie: no heartbeat (a paused process), a lease of 300 ms.
-    const zombie = createIdempotency({ store, scope: s.scope, leaseMs: 300, heartbeat: false });
-    const successor = createIdempotency({ store, scope: s.scope, leaseMs: 5_000 });
-    const zombieRun = zombie.run('z', async (ctx) => {
-      await insert(ctx, 1);
-      await new Promise((resolve) => setTimeout(resolve, 400));
-      const takeover = await successor.run('z', async (next) => {
-        await insert(next, 2);
-        return 'second';
-      });
-      expect(takeover).toMatchObject({ status: 'processed', attempt: 2 });
-      return 'first';
-    });
-    expect(await zombieRun).toMatchObject({ status: 'lease-lost', attempt: 1, result: 'first' });
-    const { rows } = await pool.query(`SELECT worker FROM ${s.ledger}`);
-    expect(rows).toEqual([{ worker: 2 }]);
-    await store.close();
+    expect(await zombieAndSuccessor(await setup(), false)).toEqual([2]);
+  });
+
+  it('negative control: a zombie writing outside the transaction leaves its row beside the new owner’s', async () => {
+    expect(await zombieAndSuccessor(await setup(), true)).toEqual([1, 2]);
   });
 });
 
