@@ -59,9 +59,10 @@ export interface PostgresStoreOptions {
   maxResultBytes?: number;
   /**
    * The transactional mode: every claimed run gets `ctx.transaction`, a client inside `BEGIN`,
-   * and its completion commits in that transaction. `true` takes the transactions' connections
-   * from the store's pool; `{ pool }` from another. Each running handler holds one connection, so
-   * the pool must have more than the consumer's `concurrency` (leases are renewed through it).
+   * and its completion commits in that transaction. Each running handler holds one connection.
+   * `true` with `connectionString`: a second pool of `poolSize` for the transactions; `true` with
+   * `pool`: that pool, which then needs more connections than the consumer's `concurrency`
+   * (leases are renewed through it); `{ pool }`: the transactions' own pool.
    * @default false
    */
   transactions?: boolean | { pool: pg.Pool };
@@ -106,9 +107,8 @@ export function postgresStore(
 export function postgresStore(options: PostgresStoreOptions): PostgresStore {
   const settings = checkOptions(options);
   const store = new PgStore(settings);
-  if (!options.transactions) return store;
-  const transactionPool =
-    typeof options.transactions === 'object' ? options.transactions.pool : settings.pool;
+  const transactionPool = settings.transactionPool;
+  if (transactionPool === undefined) return store;
   return Object.assign(store, {
     openTransaction: (claim: FencedRequest) => store.openTransactionOn(transactionPool, claim),
   });
@@ -116,7 +116,10 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
 
 interface Settings {
   pool: pg.Pool;
-  ownsPool: boolean;
+  /** Where run transactions take their connections, in the transactional mode. */
+  transactionPool: pg.Pool | undefined;
+  /** The pools the store made, ended by `close()`. */
+  ownPools: pg.Pool[];
   sql: Statements;
   operationTimeoutMs: number;
   maxResultBytes: number;
@@ -138,24 +141,44 @@ function checkOptions(options: PostgresStoreOptions): Settings {
     .integer('poolSize', options.poolSize, 1, 10_000)
     .integer('operationTimeoutMs', options.operationTimeoutMs, 1)
     .integer('maxResultBytes', options.maxResultBytes, 1)
+    .expect(
+      options.transactions === undefined ||
+        typeof options.transactions === 'boolean' ||
+        typeof options.transactions?.pool?.connect === 'function',
+      'transactions must be true, false or { pool } with a pg Pool',
+    )
+    .integer('sweeper.intervalMs', options.sweeper?.intervalMs, 1)
+    .integer('sweeper.batchSize', options.sweeper?.batchSize, 1, 1_000_000)
     .done();
   const table = quotedTable(options.table ?? DEFAULT_TABLE, 'postgresStore');
-  const ownsPool = options.pool === undefined;
-  const pool =
-    options.pool ??
-    new pg.Pool({
+  const timeoutMs = options.operationTimeoutMs ?? POSTGRES_STORE_DEFAULTS.operationTimeoutMs;
+  const ownPools: pg.Pool[] = [];
+  const makePool = () => {
+    const made = new pg.Pool({
       connectionString: options.connectionString,
       max: options.poolSize ?? POSTGRES_STORE_DEFAULTS.poolSize,
-      connectionTimeoutMillis:
-        options.operationTimeoutMs ?? POSTGRES_STORE_DEFAULTS.operationTimeoutMs,
+      connectionTimeoutMillis: timeoutMs,
     });
-  // An idle connection that dies (a server restart) must not crash the process.
-  if (ownsPool) pool.on('error', () => {});
+    // An idle connection that dies (a server restart) must not crash the process.
+    made.on('error', () => {});
+    ownPools.push(made);
+    return made;
+  };
+  const pool = options.pool ?? makePool();
+  // A pool of its own for transactions when the store makes its pools: running handlers then
+  // never take the connections that renew their leases.
+  const transactionPool =
+    typeof options.transactions === 'object'
+      ? options.transactions.pool
+      : options.transactions
+        ? (options.pool ?? makePool())
+        : undefined;
   return {
     pool,
-    ownsPool,
+    transactionPool,
+    ownPools,
     sql: statements(table),
-    operationTimeoutMs: options.operationTimeoutMs ?? POSTGRES_STORE_DEFAULTS.operationTimeoutMs,
+    operationTimeoutMs: timeoutMs,
     maxResultBytes: options.maxResultBytes ?? POSTGRES_STORE_DEFAULTS.maxResultBytes,
     sweeper: options.sweeper,
     logger: options.logger ?? silentLogger,
@@ -403,7 +426,7 @@ class PgStore implements PostgresStore {
     this.closed = true;
     this.closing ??= (async () => {
       this.sweeper?.stop();
-      if (this.settings.ownsPool) await this.settings.pool.end().catch(() => undefined);
+      await Promise.all(this.settings.ownPools.map((pool) => pool.end().catch(() => undefined)));
     })();
     return this.closing;
   }
