@@ -1,6 +1,6 @@
 /**
  * The registry of transports and stores the demo can run on: transports `memory`, `rabbitmq`,
- * `kafka` and `sqs`, stores `memory` and `redis`. A new adapter is one entry here.
+ * `kafka` and `sqs`, stores `memory`, `redis` and `postgres`. A new adapter is one entry here.
  */
 import {
   type MemoryTransport,
@@ -21,6 +21,7 @@ import { redisStore } from '@idemq/redis';
 import { declareQueue, deleteQueue, type SqsTransport, sqs } from '@idemq/sqs';
 import amqplib from 'amqplib';
 import { Kafka, logLevel } from 'kafkajs';
+import { type DatabaseLedger, postgresStoreKit } from './postgres/postgresKit.js';
 
 /** One broker as the scenario uses it: connections, a backlog probe, teardown. */
 export interface TransportKit {
@@ -43,6 +44,11 @@ export interface StoreKit {
   readonly store: Store;
   /** Proves the store answers before the run starts, when it can. */
   ready?(): Promise<void>;
+  /**
+   * With a transactional store: the ledger kept in the same database, which the handler charges
+   * into through `ctx.transaction`. Absent: the scenario keeps the ledger in memory.
+   */
+  readonly ledger?: DatabaseLedger;
   close(): Promise<void>;
 }
 
@@ -53,7 +59,13 @@ export interface TransportKitOptions {
 }
 
 type TransportFactory = (options: TransportKitOptions) => TransportKit;
-type StoreFactory = () => StoreKit;
+/** Options a store kit may use to size itself. */
+export interface StoreKitOptions {
+  /** Handlers that may run at once across all consumers. */
+  concurrentRuns?: number;
+}
+
+type StoreFactory = (options?: StoreKitOptions) => StoreKit;
 
 const transportFactories: Readonly<Record<string, TransportFactory>> = {
   memory: memoryTransportKit,
@@ -82,6 +94,7 @@ const storeFactories: Readonly<Record<string, StoreFactory>> = {
       close: () => store.close(),
     };
   },
+  postgres: postgresStoreKit,
 };
 
 /** Names that later versions of the demo will accept. */

@@ -138,6 +138,26 @@ describe('cli', () => {
     );
   });
 
+  it.each(['http', 'grpc'])('refuses --store postgres with --transport %s', async (transport) => {
+    const run = capture();
+    expect(await main(['--transport', transport, '--store', 'postgres'], run.io)).toBe(
+      ExitCodes.usage,
+    );
+    expect(run.stderr()).toMatch(
+      new RegExp(`--store postgres runs with the brokers .* with --transport ${transport} choose`),
+    );
+  });
+
+  it('parses --store postgres for the broker story and lists it in the help', async () => {
+    expect(parseCli(['--store', 'postgres', '--transport', 'kafka'])).toMatchObject({
+      kind: 'run',
+      scenario: { store: 'postgres', transport: 'kafka' },
+    });
+    const run = capture();
+    await main(['--help'], run.io);
+    expect(run.stdout()).toMatch(/--store <name> +idempotency store: memory, redis, postgres/);
+  });
+
   it('lists grpc among the transports of an unknown --transport', async () => {
     const run = capture();
     expect(await main(['--transport', 'smoke'], run.io)).toBe(ExitCodes.usage);

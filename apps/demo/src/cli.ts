@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { randomSeed } from '@idemq/core/testing';
 import { storeNames, transportNames, UnsupportedAdapterError } from './adapters.js';
+import { FAULT_DEFAULTS } from './faults.js';
 import {
   GRPC_SCENARIO_DEFAULTS,
   type GrpcScenarioOptions,
@@ -60,6 +61,8 @@ export type CliCommand =
 export const HTTP_TRANSPORT = 'http';
 /** The same over gRPC: a unary method behind @idemq/grpc's interceptor, clients with deadlines. */
 export const GRPC_TRANSPORT = 'grpc';
+/** Stores whose story is the brokers' one: their ledger is a table the handler writes. */
+const BROKER_ONLY_STORES: readonly string[] = ['postgres'];
 
 /** Help text, printed by `--help`. */
 export const HELP = `Usage: pnpm demo [options]
@@ -88,7 +91,12 @@ Options:
                        metadata) whose clients' deadlines expire, plus transient UNAVAILABLE
                        failures; the same options as http (defaults ${GRPC_SCENARIO_DEFAULTS.payments} payments,
                        ${GRPC_SCENARIO_DEFAULTS.clients} clients)
-  --store <name>       idempotency store: ${storeNames.join(', ')} (default ${SCENARIO_DEFAULTS.store})
+  --store <name>       idempotency store: ${storeNames.join(', ')} (default ${SCENARIO_DEFAULTS.store});
+                       postgres keeps the ledger in PostgreSQL too (POSTGRES_URL, default
+                       127.0.0.1:5432): each charge is a row written in the transaction that
+                       marks its payment completed, and for ${FAULT_DEFAULTS.killRate * 100} % of the payments the
+                       first run's connection is killed after that INSERT; with the brokers
+                       only (not http, grpc)
   --json               print the figures as JSON on stdout (progress goes to stderr)
   -h, --help           show this help
 
@@ -117,6 +125,12 @@ export function parseCli(argv: readonly string[]): CliCommand {
     if (values.duplicates !== undefined) {
       throw new UsageError(
         `--duplicates does not apply to --transport ${transport}: every retry is one`,
+      );
+    }
+    if (BROKER_ONLY_STORES.includes(store)) {
+      throw new UsageError(
+        `--store ${store} runs with the brokers (its ledger is a table the handler writes in ` +
+          `the run's transaction); with --transport ${transport} choose memory or redis`,
       );
     }
     const defaults = transport === HTTP_TRANSPORT ? HTTP_SCENARIO_DEFAULTS : GRPC_SCENARIO_DEFAULTS;

@@ -44,4 +44,23 @@ describe('planFaults', () => {
     expect(failures).toBeGreaterThan(60);
     expect(failures).toBeLessThan(140);
   });
+
+  it('kills about 2 % of connections, on first attempts of payments that are not poison', () => {
+    const plan = planFaults(options);
+    let kills = 0;
+    for (let seq = 0; seq < 2000; seq++) {
+      if (plan.killsConnection(seq, 1)) {
+        kills++;
+        expect(plan.poison.has(seq)).toBe(false);
+      }
+      expect(plan.killsConnection(seq, 2)).toBe(false);
+    }
+    expect(kills).toBeGreaterThan(20);
+    expect(kills).toBeLessThan(60);
+    expect(planFaults({ ...options, maxAttempts: 1 }).killsConnection(0, 1)).toBe(false);
+    const same = planFaults(options);
+    for (let seq = 0; seq < 200; seq++) {
+      expect(same.killsConnection(seq, 1)).toBe(plan.killsConnection(seq, 1));
+    }
+  });
 });

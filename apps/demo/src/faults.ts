@@ -1,6 +1,7 @@
 /**
  * The run's plan, fixed by a seed: which payments are poison, which handler calls fail
- * transiently, which payments are published twice and how. Decisions are pure functions of
+ * transiently, which have their database connection killed mid-transaction (with a database
+ * ledger), which payments are published twice and how. Decisions are pure functions of
  * (seed, sequence number, attempt), never of call order, so a run with the same `--seed` meets
  * the same faults however the consumers interleave.
  */
@@ -24,6 +25,12 @@ export interface FaultPlanOptions {
   /** Probability that one handler call fails transiently. @default 0.05 */
   failureRate?: number;
   /**
+   * Fraction of payments whose first handler call has its database connection killed after it
+   * wrote its ledger row, as a crashed consumer's would close (used with a database ledger).
+   * @default 0.02
+   */
+  killRate?: number;
+  /**
    * The consumers' `retry.maxAttempts`. A non-poison payment never fails transiently on its last
    * attempt, so bad luck cannot dead-letter it and "completed = unique − poison" holds exactly.
    */
@@ -38,18 +45,29 @@ export interface FaultPlan {
   readonly duplicates: ReadonlyMap<number, DuplicateKind>;
   /** Whether the handler call for `seq` at record attempt `attempt` (1-based) must fail. */
   failsTransiently(seq: number, attempt: number): boolean;
+  /**
+   * Whether the handler call for `seq` at `attempt` loses its database connection after its
+   * ledger INSERT, before COMMIT. Only first attempts of payments that are not poison, so the
+   * payment still completes and "completed = unique − poison" holds.
+   */
+  killsConnection(seq: number, attempt: number): boolean;
   /** Simulated work for one handler call, 0–3 ms. */
   workMs(seq: number, attempt: number): number;
 }
 
-/** Defaults of the issue: 1 % poison, 5 % transient handler failures. */
-export const FAULT_DEFAULTS = Object.freeze({ poisonRate: 0.01, failureRate: 0.05 });
+/** Defaults of the issue: 1 % poison, 5 % transient handler failures, 2 % connections killed. */
+export const FAULT_DEFAULTS = Object.freeze({
+  poisonRate: 0.01,
+  failureRate: 0.05,
+  killRate: 0.02,
+});
 
 /** Builds the deterministic plan for one run. */
 export function planFaults(options: FaultPlanOptions): FaultPlan {
   const { messages, duplicates, seed, maxAttempts } = options;
   const poisonRate = options.poisonRate ?? FAULT_DEFAULTS.poisonRate;
   const failureRate = options.failureRate ?? FAULT_DEFAULTS.failureRate;
+  const killRate = options.killRate ?? FAULT_DEFAULTS.killRate;
 
   const poisonOrder = shuffled(messages, mix(seed, 0x9e37));
   const poison = new Set(poisonOrder.slice(0, Math.round(messages * poisonRate)));
@@ -70,6 +88,10 @@ export function planFaults(options: FaultPlanOptions): FaultPlan {
     failsTransiently(seq, attempt) {
       if (poison.has(seq) || attempt >= maxAttempts) return false;
       return unit(mix(mix(seed, seq), attempt)) < failureRate;
+    },
+    killsConnection(seq, attempt) {
+      if (poison.has(seq) || attempt !== 1 || maxAttempts < 2) return false;
+      return unit(mix(seed ^ 0x3c6e, seq)) < killRate;
     },
     workMs(seq, attempt) {
       return mix(mix(seed ^ 0x5bd1, seq), attempt) % 4;

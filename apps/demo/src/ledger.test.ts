@@ -49,6 +49,11 @@ describe('Ledger', () => {
     expect(report).toMatchObject({ deadLettered: 1, deadLetterMessages: 2, completed: 1 });
     expect(ledger.settled).toBe(2);
     expect(ledger.isSettled('gone')).toBe(false);
+    expect(['done', 'dead', 'gone'].map((id) => ledger.isCompleted(id))).toEqual([
+      true,
+      false,
+      false,
+    ]);
   });
 
   it('flags an id both completed and dead-lettered', () => {

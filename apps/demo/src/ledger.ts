@@ -2,7 +2,9 @@
  * The side-effect ledger: what actually happened to each payment, recorded outside the consumers
  * so the demo checks idemq instead of trusting its own bookkeeping.
  *
- * - an *effect* is a handler call that returned successfully: the payment was charged;
+ * - an *effect* is a handler call that returned successfully: the payment was charged (with
+ *   `--store postgres`, a row of the ledger table, read from the database after the run, since a
+ *   handler that returned has charged nothing until its transaction commits);
  * - a *completion* is a `processed` event: the record went COMPLETED;
  * - a *dead letter* is a copy that arrived on the dead-letter queue.
  *
@@ -91,6 +93,11 @@ export class Ledger {
   isSettled(requestId: string): boolean {
     const entry = this.entries.get(requestId);
     return entry !== undefined && (entry.completions > 0 || entry.deadLetters > 0);
+  }
+
+  /** Whether a consumer reported `requestId` processed. */
+  isCompleted(requestId: string): boolean {
+    return (this.entries.get(requestId)?.completions ?? 0) > 0;
   }
 
   /** Whether a copy of `requestId` arrived on the dead-letter queue. */

@@ -1,7 +1,9 @@
 /**
  * The run: one broker and one store, N consumers (each on its own connection, like N processes),
  * a publisher that sends every payment once and a planned share of them twice, and a handler that
- * "charges" each payment into the ledger while failing as the fault plan says.
+ * "charges" each payment into the ledger while failing as the fault plan says. With a
+ * transactional store (`--store postgres`) the ledger is a table the handler inserts into inside
+ * the run's transaction, and the planned failures come after that INSERT, before COMMIT.
  */
 import { setTimeout as sleep, setImmediate as yieldToLoop } from 'node:timers/promises';
 import {
@@ -13,9 +15,10 @@ import {
   type Transport,
   uuidv7,
 } from '@idemq/core';
-import { resolveStore, resolveTransport, type TransportKit } from './adapters.js';
+import { resolveStore, resolveTransport, type StoreKit, type TransportKit } from './adapters.js';
 import { type FaultPlan, planFaults } from './faults.js';
 import { Ledger } from './ledger.js';
+import type { DatabaseLedger } from './postgres/postgresKit.js';
 import type { ProgressSnapshot } from './progress.js';
 import { PublishWindow } from './publishWindow.js';
 
@@ -131,6 +134,28 @@ export interface RunFigures {
   elapsedMs: number;
   /** A few offending ids and error messages, for the report. */
   samples: { processedTwice: string[]; lost: string[]; errors: string[] };
+  /** With `--store postgres`: the ledger table, counted by the database after the run. */
+  database?: DatabaseFigures;
+}
+
+/** The ledger table of a transactional store at the end of the run. */
+export interface DatabaseFigures {
+  /** `schema.table`; the schema is dropped when the run ends. */
+  table: string;
+  /** `SELECT count(*)`: the charges that committed. */
+  rows: number;
+  /** `count(DISTINCT payment_id)`. Must equal `rows` and `completed`. */
+  distinctPayments: number;
+  /** Ledger INSERTs the handlers made, committed or not. */
+  inserted: number;
+  /** `inserted − rows`: handler runs whose row was rolled back with their transaction. */
+  rolledBack: number;
+  /** Runs that threw after their INSERT (transient failure, poison): the engine rolled back. */
+  failedAfterInsert: number;
+  /** Runs whose connection was killed after their INSERT: the server rolled back. */
+  connectionsKilled: number;
+  /** Payments completed without exactly one row, or with rows but no completion. Must be 0. */
+  mismatched: number;
 }
 
 /** A prepared run: poll `snapshot()` for progress while `run()` is pending. */
@@ -162,6 +187,8 @@ export function createScenario(options: ScenarioOptions): Scenario {
   }
 
   const ledger = new Ledger();
+  // Set once the store is open: the ledger table of a transactional store.
+  let database: DatabaseLedger | undefined;
   const counters = {
     sent: 0,
     concurrentSent: 0,
@@ -176,6 +203,9 @@ export function createScenario(options: ScenarioOptions): Scenario {
     leaseLost: 0,
     storeErrors: 0,
     errors: 0,
+    ledgerInserts: 0,
+    failedAfterInsert: 0,
+    connectionsKilled: 0,
   };
   const errorSamples: string[] = [];
   let startedAt = 0;
@@ -193,24 +223,63 @@ export function createScenario(options: ScenarioOptions): Scenario {
     // Honour the signal: a handler that lost its lease must not charge.
     if (work > 0) await sleep(work, undefined, { signal: ctx.signal });
     else ctx.signal.throwIfAborted();
-    if (plan.poison.has(payment.seq)) {
-      throw new Error(`payment ${payment.paymentId}: card issuer rejects the request format`);
-    }
-    if (plan.failsTransiently(payment.seq, ctx.attempt)) {
-      throw new Error(`payment ${payment.paymentId}: gateway timeout (attempt ${ctx.attempt})`);
-    }
+    if (database) return chargeInTransaction(database, payment, ctx);
+    const failure = plannedFailure(payment, ctx.attempt);
+    if (failure) throw failure;
     // The last check before the irreversible effect: exact even if timers were starved.
     if (ctx.leaseRemainingMs() === 0) throw new Error(`payment ${payment.paymentId}: lease lapsed`);
     ledger.effectApplied(ctx.requestId);
     return { paymentId: payment.paymentId, chargedCents: payment.amountCents };
   }
 
+  /**
+   * The charge first, then everything that can still go wrong: the ledger row is written before
+   * the run fails or its consumer dies, and must vanish with the transaction. No lease check: the
+   * completion that commits the row is fenced by the claim's token, so a run that lost its lease
+   * commits nothing.
+   */
+  async function chargeInTransaction(
+    table: DatabaseLedger,
+    payment: Payment,
+    ctx: HandlerContext,
+  ): Promise<Receipt> {
+    const { paymentId, account, amountCents } = payment;
+    await table.charge(ctx, {
+      paymentId,
+      requestId: ctx.requestId,
+      account,
+      amountCents,
+      attempt: ctx.attempt,
+    });
+    counters.ledgerInserts++;
+    if (plan.killsConnection(payment.seq, ctx.attempt)) {
+      await table.killConnection(ctx);
+      counters.connectionsKilled++;
+      throw new Error(`payment ${paymentId}: connection killed after the INSERT, before COMMIT`);
+    }
+    const failure = plannedFailure(payment, ctx.attempt);
+    if (failure) {
+      counters.failedAfterInsert++;
+      throw failure;
+    }
+    return { paymentId, chargedCents: amountCents };
+  }
+
+  function plannedFailure(payment: Payment, attempt: number): Error | undefined {
+    if (plan.poison.has(payment.seq)) {
+      return new Error(`payment ${payment.paymentId}: card issuer rejects the request format`);
+    }
+    if (plan.failsTransiently(payment.seq, attempt)) {
+      return new Error(`payment ${payment.paymentId}: gateway timeout (attempt ${attempt})`);
+    }
+    return undefined;
+  }
+
   async function run(): Promise<RunFigures> {
     startedAt = performance.now();
     const kit = openTransport({ deadLetterSuffix: DEAD_LETTER_SUFFIX });
-    const storeKit = openStore();
-    // Fail fast with the store's own error (e.g. Redis not running) instead of a timeout.
-    await storeKit.ready?.();
+    const concurrency = options.concurrency ?? SCENARIO_DEFAULTS.concurrency;
+    const storeKit = openStore({ concurrentRuns: options.consumers * concurrency });
     const publisher = kit.connect();
     const ids: string[] = new Array(options.messages);
     const seqById = new Map<string, number>();
@@ -230,6 +299,9 @@ export function createScenario(options: ScenarioOptions): Scenario {
     };
 
     try {
+      // Fail fast with the store's own error (e.g. Redis not running) instead of a timeout.
+      await storeKit.ready?.();
+      database = storeKit.ledger;
       // The dead-letter queue is watched like an operator would: what lands there is what counts.
       await publisher.subscribe({
         source: SOURCE + DEAD_LETTER_SUFFIX,
@@ -253,7 +325,7 @@ export function createScenario(options: ScenarioOptions): Scenario {
           scope: SCOPE,
           store: storeKit.store,
           handler,
-          concurrency: options.concurrency ?? SCENARIO_DEFAULTS.concurrency,
+          concurrency,
           leaseMs: options.leaseMs ?? SCENARIO_DEFAULTS.leaseMs,
           retry: { ...retry, jitter: 'full' },
         });
@@ -311,6 +383,7 @@ export function createScenario(options: ScenarioOptions): Scenario {
       phase = 'stopping';
       await Promise.all(consumers.map((consumer) => consumer.stop({ timeoutMs: 5_000 })));
 
+      const databaseFigures = await countDatabase(storeKit);
       const report = ledger.report();
       let unexpectedDeadLetters = 0;
       let poisonPublished = 0;
@@ -352,6 +425,7 @@ export function createScenario(options: ScenarioOptions): Scenario {
           lost: report.lost.slice(0, 5),
           errors: errorSamples,
         },
+        ...(databaseFigures === undefined ? {} : { database: databaseFigures }),
       };
     } finally {
       phase = 'stopping';
@@ -359,6 +433,34 @@ export function createScenario(options: ScenarioOptions): Scenario {
       await kit.close();
       await storeKit.close();
       phase = 'done';
+    }
+
+    /**
+     * The ledger table as the database counts it, once every transaction has ended. Its rows are
+     * the run's effects: the ledger's "processed twice" then counts rows, not handler returns.
+     */
+    async function countDatabase(kit: StoreKit): Promise<DatabaseFigures | undefined> {
+      if (!kit.ledger) return undefined;
+      const count = await kit.ledger.count();
+      let mismatched = 0;
+      for (const [requestId, rows] of count.rowsByRequestId) {
+        for (let row = 0; row < rows; row++) ledger.effectApplied(requestId);
+        if (!seqById.has(requestId)) mismatched++;
+      }
+      for (const requestId of seqById.keys()) {
+        const rows = count.rowsByRequestId.get(requestId) ?? 0;
+        if (ledger.isCompleted(requestId) ? rows !== 1 : rows > 0) mismatched++;
+      }
+      return {
+        table: kit.ledger.table,
+        rows: count.rows,
+        distinctPayments: count.distinctPayments,
+        inserted: counters.ledgerInserts,
+        rolledBack: counters.ledgerInserts - count.rows,
+        failedAfterInsert: counters.failedAfterInsert,
+        connectionsKilled: counters.connectionsKilled,
+        mismatched,
+      };
     }
 
     /** Every id settled, every copy acked or dead-lettered, every dead letter seen. */

@@ -54,6 +54,54 @@ describe('summary', () => {
     expect(JSON.parse(formatJson(figures))).toMatchObject({ ok: false });
   });
 
+  describe('with the ledger in PostgreSQL', () => {
+    const database = {
+      table: 'idemq_demo_x.ledger',
+      rows: 99,
+      distinctPayments: 99,
+      inserted: 112,
+      rolledBack: 13,
+      failedAfterInsert: 10,
+      connectionsKilled: 3,
+      mismatched: 0,
+    };
+
+    it('shows the counts and passes one row per completed payment', () => {
+      const figures = { ...clean, store: 'postgres', database };
+      expect(violations(figures)).toEqual([]);
+      const text = formatSummary(figures);
+      expect(text).toMatch(/^ledger: idemq_demo_x\.ledger, written in each run's transaction/m);
+      expect(text).toMatch(/│ ledger rows +│ +99 │ SELECT count\(\*\) FROM ledger/);
+      expect(text).toMatch(/│ distinct payments +│ +99 │ .* = rows = completed: ok/);
+      expect(text).toMatch(
+        /│ runs rolled back +│ +13 │ 10 threw after their INSERT · 3 connections killed before COMMIT +│/,
+      );
+      expect(text).toMatch(
+        /^OK: one ledger row per payment, committed with its completion; poison dead-lettered, nothing lost\.$/m,
+      );
+    });
+
+    it('names the rolled-back rows it cannot attribute', () => {
+      const figures = { ...clean, database: { ...database, inserted: 114, rolledBack: 15 } };
+      expect(formatSummary(figures)).toMatch(/killed before COMMIT · 2 other +│/);
+    });
+
+    it('fails a payment with two rows, and rows that disagree with the completions', () => {
+      const twice = { ...clean, database: { ...database, rows: 100, rolledBack: 12 } };
+      expect(violations(twice)).toEqual([
+        'idemq_demo_x.ledger holds 100 row(s) for 99 distinct payment(s): a payment charged more than once',
+      ]);
+      expect(formatSummary(twice)).toMatch(/│ distinct payments +│ +99 │ .*: FAILED/);
+      const uncharged = {
+        ...clean,
+        database: { ...database, rows: 98, distinctPayments: 98, mismatched: 1 },
+      };
+      expect(violations(uncharged)).toEqual([
+        '1 payment(s) whose ledger rows disagree with their completion (98 charged, 99 completed)',
+      ]);
+    });
+  });
+
   it('fails on every other broken invariant too', () => {
     expect(violations({ ...clean, lost: 2 })).toHaveLength(1);
     expect(violations({ ...clean, completedAndDeadLettered: 1 })).toHaveLength(1);

@@ -24,6 +24,19 @@ export function violations(figures: RunFigures): string[] {
   if (figures.unsettledCopies > 0) {
     problems.push(`${figures.unsettledCopies} published copie(s) never acked or dead-lettered`);
   }
+  const db = figures.database;
+  if (db && db.rows !== db.distinctPayments) {
+    problems.push(
+      `${db.table} holds ${db.rows} row(s) for ${db.distinctPayments} distinct payment(s): ` +
+        'a payment charged more than once',
+    );
+  }
+  if (db && (db.mismatched > 0 || db.distinctPayments !== figures.completed)) {
+    problems.push(
+      `${db.mismatched} payment(s) whose ledger rows disagree with their completion ` +
+        `(${db.distinctPayments} charged, ${figures.completed} completed)`,
+    );
+  }
   if (figures.timedOut) problems.push('the run timed out before every payment was settled');
   return problems;
 }
@@ -53,7 +66,13 @@ export function formatSummary(figures: RunFigures): string {
       n(figures.inProgressRedeliveries),
       'copies redelivered after the owner’s lease',
     ],
-    ['retries', n(figures.retries), 'transient failures and poison attempts'],
+    [
+      'retries',
+      n(figures.retries),
+      figures.database
+        ? 'transient failures, killed connections and poison attempts'
+        : 'transient failures and poison attempts',
+    ],
     [
       'dead-lettered',
       n(figures.deadLettered),
@@ -62,6 +81,26 @@ export function formatSummary(figures: RunFigures): string {
     ['processed twice', n(figures.processedTwice), mustBeZero(figures.processedTwice)],
     ['lost', n(figures.lost), mustBeZero(figures.lost)],
   ];
+  const db = figures.database;
+  if (db) {
+    const oneEach = db.rows === db.distinctPayments && db.distinctPayments === figures.completed;
+    const other = db.rolledBack - db.failedAfterInsert - db.connectionsKilled;
+    rows.push(
+      ['ledger rows', n(db.rows), 'SELECT count(*) FROM ledger, after the run'],
+      [
+        'distinct payments',
+        n(db.distinctPayments),
+        `count(DISTINCT payment_id) = rows = completed: ${oneEach && db.mismatched === 0 ? 'ok' : 'FAILED'}`,
+      ],
+      [
+        'runs rolled back',
+        n(db.rolledBack),
+        `${n(db.failedAfterInsert)} threw after their INSERT · ` +
+          `${n(db.connectionsKilled)} connections killed before COMMIT` +
+          (other === 0 ? '' : ` · ${n(other)} other`),
+      ],
+    );
+  }
   if (figures.completedAndDeadLettered > 0 || figures.unexpectedDeadLetters > 0) {
     rows.push([
       'wrongly dead-lettered',
@@ -88,12 +127,16 @@ export function formatSummary(figures: RunFigures): string {
 
   const header =
     `idemq demo · transport ${figures.transport} · store ${figures.store} · ` +
-    `${figures.consumers} consumers · seed ${figures.seed}`;
+    `${figures.consumers} consumers · seed ${figures.seed}` +
+    (db ? `\nledger: ${db.table}, written in each run's transaction (dropped at the end)` : '');
   const problems = violations(figures);
   const verdict = figures.interrupted
     ? 'INTERRUPTED: the run was stopped before every payment was settled.'
     : problems.length === 0
-      ? 'OK: every payment charged exactly once, poison dead-lettered, nothing lost.'
+      ? db
+        ? 'OK: one ledger row per payment, committed with its completion; poison dead-lettered, ' +
+          'nothing lost.'
+        : 'OK: every payment charged exactly once, poison dead-lettered, nothing lost.'
       : `FAILED:\n${problems.map((problem) => `  - ${problem}`).join('\n')}`;
   const errors = figures.samples.errors.map((error) => `  error: ${error}`);
   return [header, table(rows), verdict, ...errors].join('\n');

@@ -1,5 +1,5 @@
 import { ensureServices } from '@idemq/services';
 
 export default async function setup(): Promise<void> {
-  await ensureServices(['redis', 'rabbitmq', 'kafka', 'sqs']);
+  await ensureServices(['redis', 'rabbitmq', 'kafka', 'sqs', 'postgres']);
 }
