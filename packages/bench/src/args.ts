@@ -1,24 +1,38 @@
 import { parseArgs } from 'node:util';
 import { BENCH_DEFAULTS, type BenchOptions } from './bench.js';
-import { CONTENDERS, type ContenderName, isContenderName } from './contenders/index.js';
+import {
+  CONTENDERS,
+  type ContenderName,
+  isContenderName,
+  STORE,
+  STORES,
+  type StoreName,
+} from './contenders/index.js';
 
 export type CliOptions = BenchOptions & { json?: string; doc?: string; fromJson?: string };
+
+/** The PostgreSQL the bench uses unless POSTGRES_URL names another (trust auth, as services start it). */
+export const DEFAULT_POSTGRES_URL = 'postgres://postgres@127.0.0.1:5432/postgres';
 
 export const USAGE = `Usage: pnpm bench [options]
   --ids <n>              unique ids per round (default ${BENCH_DEFAULTS.ids}; 20 % more are sent as duplicates)
   --runs <n>             measured rounds; figures are their median (default ${BENCH_DEFAULTS.runs})
   --concurrency <list>   messages in flight, e.g. 1,64 (default ${BENCH_DEFAULTS.concurrency.join(',')})
   --only <names>         some of: ${CONTENDERS.join(', ')}
+  --stores <names>       only the contenders of these stores: ${STORES.join(', ')} (default: both; the
+                         PostgreSQL rows are left out, with a line saying why, when it does not answer)
   --quick                ${BENCH_DEFAULTS.quickIds} ids, ${BENCH_DEFAULTS.quickRuns} run (a smoke test)
   --json <file>          write the full report (every round) as JSON
-  --doc <file>           fill the generated block of a Markdown file (docs/performance.md)
+  --doc <file>           fill the generated blocks (one per store) of a Markdown file (docs/performance.md)
   --from-json <file>     no run: print (and --doc) a report saved with --json
   --no-ceiling           skip redis-benchmark
-  --no-pin               leave Redis and the bench on every CPU (default: a local Redis is pinned
-                         to CPU 0 and the contenders to the others, with taskset)
+  --no-pin               leave the servers and the bench on every CPU (default: a local Redis and
+                         PostgreSQL are pinned to CPU 0 and the contenders to the others, with taskset)
   --inline               run contenders in this process instead of one child process each
 Redis: REDIS_URL (default redis://127.0.0.1:6379). Only keys under a fresh idemq-bench:<id> namespace
 are written, and they are deleted after each round.
+PostgreSQL: POSTGRES_URL (default ${DEFAULT_POSTGRES_URL}). Each contender gets a table of its own,
+idemq_bench_<id>_…, emptied after each round and dropped at the end.
 Consumers on a broker: pnpm bench transports [rabbitmq|kafka|sqs] [options] (see pnpm bench transports --help).`;
 
 /** The CLI's options, every problem reported at once; `help` when usage was asked for. */
@@ -30,6 +44,7 @@ export function parseCli(argv: string[]): CliOptions | 'help' {
       runs: { type: 'string' },
       concurrency: { type: 'string' },
       only: { type: 'string' },
+      stores: { type: 'string' },
       quick: { type: 'boolean', default: false },
       json: { type: 'string' },
       doc: { type: 'string' },
@@ -66,14 +81,30 @@ export function parseCli(argv: string[]): CliOptions | 'help' {
         `--only: unknown contender ${JSON.stringify(name)} (known: ${CONTENDERS.join(', ')})`,
       );
   }
+  const storeNames = values.stores?.split(',').map((n) => n.trim()) ?? [...STORES];
+  const stores: StoreName[] = [];
+  for (const name of storeNames) {
+    if ((STORES as readonly string[]).includes(name)) stores.push(name as StoreName);
+    else
+      problems.push(
+        `--stores: unknown store ${JSON.stringify(name)} (known: ${STORES.join(', ')})`,
+      );
+  }
+  const chosen = CONTENDERS.filter((c) => contenders.includes(c) && stores.includes(STORE[c]));
+  if (problems.length === 0 && chosen.length === 0) {
+    problems.push('--only and --stores leave no contender to run');
+  }
   if (problems.length > 0) throw new Error(`${problems.join('\n')}\n\n${USAGE}`);
   return {
     redisUrl: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+    postgresUrl: process.env.POSTGRES_URL ?? DEFAULT_POSTGRES_URL,
     ids,
     runs,
     concurrency,
     // Table order, whatever order --only gave.
-    contenders: CONTENDERS.filter((c) => contenders.includes(c)),
+    contenders: chosen,
+    // A run that names no contender or store takes PostgreSQL only when it answers.
+    optionalStores: values.only === undefined && values.stores === undefined ? ['postgres'] : [],
     isolation: values.inline ? 'inline' : 'process',
     warmupIds: Math.min(ids, BENCH_DEFAULTS.quickIds),
     ceiling: !values['no-ceiling'],

@@ -1,52 +1,62 @@
-import { randomBytes } from 'node:crypto';
 import os from 'node:os';
-import { Redis } from 'ioredis';
+import { openServers } from './benchServers.js';
 import { type CeilingResult, measureCeiling } from './ceiling.js';
-import { type ContenderName, LABEL, ROLE } from './contenders/index.js';
+import {
+  BASELINE_OF,
+  type ContenderName,
+  LABEL,
+  ROLE,
+  STORE,
+  type StoreName,
+} from './contenders/index.js';
+import { POSTGRES_POOL_SIZE } from './contenders/postgresPool.js';
 import { openChild, openInline, type SessionHost } from './host.js';
 import { type MachineFacts, machineFacts, redactUrl } from './machine.js';
 import { type Pinning, pinCores } from './pinning.js';
-import { deleteKeys, globEscape, serverFacts } from './redisInfo.js';
+import { benchNamespace } from './runData.js';
 import type { PhaseResult, RoundResult } from './session.js';
 import { median } from './stats.js';
 import { fixed, type Goal } from './table.js';
 
 export type { Goal };
 
+/** A goal of the issue, and the store whose rows it judges. */
+export interface StoreGoal extends Goal {
+  store: StoreName;
+}
+
 export interface BenchOptions {
   redisUrl: string;
+  postgresUrl: string;
   /** Unique ids per round. @default 20000 */
   ids: number;
   /** Measured rounds per contender and concurrency; figures are their median. @default 5 */
   runs: number;
   concurrency: number[];
   contenders: ContenderName[];
+  /**
+   * Stores whose contenders are left out, with a line saying why, when the server does not
+   * answer (the CLI's default run for PostgreSQL); any other server that does not answer fails
+   * the run. @default []
+   */
+  optionalStores?: StoreName[];
   /** Each session in a child process (honest RSS) or in this process (tests). @default 'process' */
   isolation: 'process' | 'inline';
   /** Unmeasured ids each session sends first. @default min(ids, 2000) */
   warmupIds: number;
-  /** Measure the server's ceiling with redis-benchmark. @default true */
+  /** Measure the Redis server's ceiling with redis-benchmark. @default true */
   ceiling: boolean;
-  /** Pin a local Redis to CPU 0 and the contenders to the others (`pinCores`; the CLI's default). */
+  /** Pin local servers to CPU 0 and the contenders to the others (`pinCores`; the CLI's default). */
   pin?: boolean;
-  /** Prefix of every key the run writes (default: `benchNamespace()`). */
+  /** Prefix of every key (and table) the run writes (default: `benchNamespace()`). */
   namespace?: string;
   /** Progress lines (default: none). */
   log?: (line: string) => void;
 }
 
-/** A fresh key namespace for one bench run: nothing else on a shared server lives under it. */
-export function benchNamespace(): string {
-  return `idemq-bench:${randomBytes(4).toString('hex')}`;
-}
-
-/** SCAN patterns for every key a run under `namespace` can leave (MQT prepends its own prefix). */
-export function namespacePatterns(namespace: string): string[] {
-  return [`${globEscape(namespace)}:*`, `*:${globEscape(namespace)}:*`];
-}
-
 export interface Row {
   contender: ContenderName;
+  store: StoreName;
   label: string;
   role: 'idemq' | 'peer' | 'floor' | 'baseline';
   concurrency: number;
@@ -54,7 +64,10 @@ export interface Row {
   messagesPerSecond: number;
   /** Median over rounds of (this ÷ baseline of the same round); undefined without a baseline. */
   vsBaseline?: number;
-  /** Client-side commands (round trips) per processed message / per duplicate, median. */
+  /**
+   * Client-side commands (round trips) per processed message / per duplicate, median: as the
+   * library counts them (`store.stats()`) where it does, else as counted where they leave.
+   */
   roundTripsPerProcessed: number;
   roundTripsPerDuplicate: number;
   /** INFO commandstats commands (those inside Lua included) per processed / duplicate, median. */
@@ -67,9 +80,9 @@ export interface Row {
   p99Ms: number;
   /** CPU time of the contender's process per message of the stream, median. */
   cpuMicrosPerMessage: number;
-  /** CPU time of the Redis server per message of the stream, median. */
+  /** CPU time of the server (Redis, PostgreSQL) per message of the stream, median. */
   serverCpuMicrosPerMessage: number;
-  /** Growth of Redis `used_memory` over the stream per id, median: a record's size. */
+  /** Growth of Redis `used_memory` (of the table) over the stream per id, median: a record's size. */
   bytesPerRecord: number;
   peakRssBytes: number;
   rounds: RoundResult[];
@@ -81,11 +94,15 @@ export interface Row {
 
 export interface BenchReport {
   startedAt: string;
-  options: Omit<BenchOptions, 'log' | 'redisUrl' | 'namespace'> & { redisUrl: string };
-  machine: MachineFacts & { redis: string; pinning?: string };
+  /** The options of the run (URLs without credentials), and the PostgreSQL contenders' pool. */
+  options: Omit<BenchOptions, 'log' | 'namespace'> & { postgresPoolSize: number };
+  /** The machine, and the version of each server the run used. */
+  machine: MachineFacts & { redis?: string; postgres?: string; pinning?: string };
   ceilings: CeilingResult[];
   rows: Row[];
-  goals: Goal[];
+  goals: StoreGoal[];
+  /** Why contenders that were asked for did not run (PostgreSQL not answering). */
+  skipped: string[];
   durationMs: number;
 }
 
@@ -98,26 +115,25 @@ export const BENCH_DEFAULTS = Object.freeze({
 });
 
 /**
- * Runs every contender on the same workload against the same Redis: for each concurrency, one
- * session per contender (a child process each), then `runs` rounds in which the contenders take
- * turns (the order rotates every round, so drift and warm caches favour no one).
+ * Runs every contender on the same workload against its server (Redis or PostgreSQL): for each
+ * concurrency, one session per contender (a child process each), then `runs` rounds in which the
+ * contenders take turns (the order rotates every round, so drift and warm caches favour no one).
  */
 export async function runBench(options: BenchOptions): Promise<BenchReport> {
   const log = options.log ?? (() => {});
   const started = performance.now();
   const loadAtStart = os.loadavg()[0] ?? Number.NaN;
   const benchId = options.namespace ?? benchNamespace();
-  const admin = new Redis(options.redisUrl, { maxRetriesPerRequest: 1, lazyConnect: true });
-  await admin.connect();
+  const servers = await openServers(options, log);
+  const { contenders } = servers;
   const open = options.isolation === 'inline' ? openInline : openChild;
 
   let pinning: Pinning | undefined;
   try {
-    const server = await serverFacts(admin);
-    if (options.pin) pinning = pinCores(options.redisUrl, server.pid);
+    if (options.pin) pinning = pinCores(servers.pinnable);
     if (pinning) log(pinning.description);
     const ceilings: CeilingResult[] = [];
-    if (options.ceiling) {
+    if (options.ceiling && servers.versions.redis) {
       for (const clients of options.concurrency) {
         log(`redis-benchmark, ${clients} client(s)`);
         const ceiling = await measureCeiling(options.redisUrl, clients, `${benchId}:ceiling`);
@@ -129,10 +145,10 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     const rows: Row[] = [];
     for (const concurrency of options.concurrency) {
       const hosts = new Map<ContenderName, SessionHost>();
-      const rounds = new Map<ContenderName, RoundResult[]>(options.contenders.map((c) => [c, []]));
+      const rounds = new Map<ContenderName, RoundResult[]>(contenders.map((c) => [c, []]));
       const ends = new Map<ContenderName, number>();
       try {
-        for (const contender of options.contenders) {
+        for (const contender of contenders) {
           log(`c=${concurrency} ${contender}: opening (warm-up ${options.warmupIds} ids)`);
           hosts.set(
             contender,
@@ -140,13 +156,14 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
               contender,
               concurrency,
               redisUrl: options.redisUrl,
+              postgresUrl: options.postgresUrl,
               namespace: `${benchId}:${contender}:c${concurrency}`,
               warmupIds: options.warmupIds,
             }),
           );
         }
         for (let run = 0; run < options.runs; run++) {
-          const order = rotate(options.contenders, run);
+          const order = rotate(contenders, run);
           for (const contender of order) {
             const result = await (hosts.get(contender) as SessionHost).round({
               run,
@@ -165,8 +182,8 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
           ends.set(contender, end.maxRssBytes);
         }
       }
-      const baseline = rounds.get('baseline');
-      for (const contender of options.contenders) {
+      for (const contender of contenders) {
+        const baseline = rounds.get(BASELINE_OF[STORE[contender]]);
         rows.push(
           toRow(contender, concurrency, rounds.get(contender) ?? [], baseline, ends.get(contender)),
         );
@@ -179,28 +196,32 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         ids: options.ids,
         runs: options.runs,
         concurrency: options.concurrency,
-        contenders: options.contenders,
+        contenders,
+        optionalStores: options.optionalStores ?? [],
         isolation: options.isolation,
         warmupIds: options.warmupIds,
         ceiling: options.ceiling,
         pin: options.pin ?? false,
         redisUrl: redactUrl(options.redisUrl),
+        postgresUrl: redactUrl(options.postgresUrl),
+        postgresPoolSize: POSTGRES_POOL_SIZE,
       },
       machine: {
         ...machineFacts(loadAtStart),
-        redis: `${server.version} (${server.mode})`,
+        ...servers.versions,
         ...(pinning ? { pinning: pinning.description } : {}),
       },
       ceilings,
       rows,
       goals: evaluateGoals(rows),
+      skipped: servers.skipped,
       durationMs: performance.now() - started,
     };
   } finally {
     pinning?.restore();
     // Anything a failed round left behind, and the ceiling's key.
-    await deleteKeys(admin, namespacePatterns(benchId)).catch(() => 0);
-    await admin.quit().catch(() => admin.disconnect());
+    await servers.removeRunData(benchId);
+    await servers.close();
   }
 }
 
@@ -230,11 +251,21 @@ function toRow(
     }
     if (r.handlerRuns !== ids)
       anomalies.push(`run ${r.run + 1}: handler ran ${r.handlerRuns} times for ${ids} ids`);
-    if (r.keysDeleted !== ids)
-      anomalies.push(`run ${r.run + 1}: ${r.keysDeleted} keys left for ${ids} ids`);
-    // The server counts everyone's commands. Of the names this contender sends, it should see
-    // exactly what the contender sent; more means other clients of a shared server were busy.
+    if (r.keysDeleted !== ids) {
+      const records = STORE[contender] === 'redis' ? 'keys' : 'rows';
+      anomalies.push(`run ${r.run + 1}: ${r.keysDeleted} ${records} left for ${ids} ids`);
+    }
     for (const phase of [r.stream, r.duplicatesAgain]) {
+      const during = phase === r.stream ? 'the stream' : 'the duplicates sent again';
+      // The library's own count and the one taken where statements leave must agree.
+      if (phase.libraryRoundTrips !== undefined && phase.libraryRoundTrips !== phase.client.total) {
+        anomalies.push(
+          `run ${r.run + 1}: the store counted ${phase.libraryRoundTrips} round trips during ` +
+            `${during}, its clients sent ${phase.client.total}`,
+        );
+      }
+      // The server counts everyone's commands. Of the names this contender sends, it should see
+      // exactly what the contender sent; more means other clients of a shared server were busy.
       const foreign = Object.entries(phase.client.byName).reduce(
         (sum, [name, calls]) => sum + Math.max(0, (phase.server.byName[name] ?? 0) - calls),
         0,
@@ -242,7 +273,13 @@ function toRow(
       if (foreign / phase.messages > 0.01) {
         noise.push(
           `run ${r.run + 1}: other clients sent ${foreign} commands of the same names during ` +
-            `${phase === r.stream ? 'the stream' : 'the duplicates sent again'} (server figures are upper bounds)`,
+            `${during} (server figures are upper bounds)`,
+        );
+      }
+      if (phase.otherClients) {
+        noise.push(
+          `run ${r.run + 1}: ${phase.otherClients} other client connection(s) were busy during ` +
+            `${during} (server figures are upper bounds)`,
         );
       }
     }
@@ -256,15 +293,17 @@ function toRow(
           ),
         )
       : undefined;
+  const roundTrips = (p: PhaseResult) => p.libraryRoundTrips ?? p.client.total;
   return {
     contender,
+    store: STORE[contender],
     label: LABEL[contender],
     role: ROLE[contender],
     concurrency,
     messagesPerSecond: per((r) => r.messagesPerSecond),
     ...(vsBaseline === undefined ? {} : { vsBaseline }),
-    roundTripsPerProcessed: per((r) => perProcessed(r, (p) => p.client.total)),
-    roundTripsPerDuplicate: per((r) => perDuplicate(r, (p) => p.client.total)),
+    roundTripsPerProcessed: per((r) => perProcessed(r, roundTrips)),
+    roundTripsPerDuplicate: per((r) => perDuplicate(r, roundTrips)),
     serverCommandsPerProcessed: per((r) => perProcessed(r, (p) => p.server.total)),
     serverCommandsPerDuplicate: per((r) => perDuplicate(r, (p) => p.server.total)),
     commandsPerProcessed: last ? byName(last, perProcessed) : {},
@@ -312,8 +351,17 @@ function byName(
   return counts;
 }
 
-/** The issue's goals, judged from this run's figures. */
-export function evaluateGoals(rows: readonly Row[]): Goal[] {
+/** The issues' goals, judged from this run's figures, each with the store whose rows it judges. */
+export function evaluateGoals(rows: readonly Row[]): StoreGoal[] {
+  const of = (store: StoreName) => rows.filter((r) => r.store === store);
+  return [
+    ...redisGoals(of('redis')).map((goal) => ({ ...goal, store: 'redis' as const })),
+    ...postgresGoals(of('postgres')).map((goal) => ({ ...goal, store: 'postgres' as const })),
+  ];
+}
+
+/** Issue 28's goals for the Redis store. */
+function redisGoals(rows: readonly Row[]): Goal[] {
   const goals: Goal[] = [];
   const idemqRows = rows.filter((r) => r.contender === 'idemq');
   if (idemqRows.length > 0) {
@@ -375,6 +423,31 @@ export function evaluateGoals(rows: readonly Row[]): Goal[] {
       target: '≤ 200',
       actual: fixed(largest, 0),
       met: largest <= 200,
+    });
+  }
+  return goals;
+}
+
+/** Issue 29's goals for the PostgreSQL store. */
+function postgresGoals(rows: readonly Row[]): Goal[] {
+  const idemqRows = rows.filter((r) => r.contender === 'idemq-postgres');
+  if (idemqRows.length === 0) return [];
+  const worstProcessed = Math.max(...idemqRows.map((r) => r.roundTripsPerProcessed));
+  const goals: Goal[] = [
+    {
+      name: 'idemq round trips per processed message (store.stats())',
+      target: '≤ 2',
+      actual: fixed(worstProcessed, 3),
+      met: worstProcessed <= 2,
+    },
+  ];
+  const loaded = idemqRows.find((r) => r.concurrency === 64);
+  if (loaded?.vsBaseline !== undefined) {
+    goals.push({
+      name: 'idemq msg/s at concurrency 64 vs hand-written INSERT … ON CONFLICT DO NOTHING',
+      target: '≥ 0.8×',
+      actual: `${fixed(loaded.vsBaseline, 2)}×`,
+      met: loaded.vsBaseline >= 0.8,
     });
   }
   return goals;

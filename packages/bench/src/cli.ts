@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 /*
  * pnpm bench [--ids 20000] [--runs 5] [--concurrency 1,64] [--only idemq,baseline]
- *            [--quick] [--json file] [--doc docs/performance.md] [--no-ceiling] [--inline]
+ *            [--stores redis,postgres] [--quick] [--json file] [--doc docs/performance.md]
+ *            [--no-ceiling] [--inline]
  * pnpm bench transports [rabbitmq|kafka|sqs …] [--messages 20000] [--runs 3] [--concurrency 64] [--quick] …
  *   (idemq's consumer beside a raw consumer on each transport: transports/cli.ts)
  * pnpm bench http [--runs 3] [--duration 5] [--connections 64] [--only idemq,hand] [--json file]
@@ -11,14 +12,13 @@
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { Redis } from 'ioredis';
 import { parseCli, USAGE } from './args.js';
-import { type BenchReport, benchNamespace, namespacePatterns, runBench } from './bench.js';
+import { type BenchReport, runBench } from './bench.js';
 import { killChildren } from './children.js';
 import { GRPC_COMMAND } from './grpc/types.js';
 import { HTTP_COMMAND } from './http/types.js';
-import { deleteKeys } from './redisInfo.js';
 import { spliceDocument, toMarkdown, toText } from './report.js';
+import { benchNamespace, removeRunDataAt } from './runData.js';
 import { TRANSPORTS_COMMAND } from './transports/types.js';
 
 async function main(): Promise<void> {
@@ -50,13 +50,11 @@ async function main(): Promise<void> {
   }
   const command = ['pnpm bench', ...argv].join(' ');
   const namespace = benchNamespace();
-  // Interrupted: delete this run's keys before leaving (its children exit with it).
+  // Interrupted: delete this run's keys and tables before leaving (its children exit with it).
   const interrupt = async (signal: NodeJS.Signals) => {
-    process.stderr.write(`[bench] ${signal}: deleting ${namespace} keys\n`);
+    process.stderr.write(`[bench] ${signal}: deleting ${namespace} keys and tables\n`);
     killChildren();
-    const admin = new Redis(options.redisUrl, { maxRetriesPerRequest: 1 });
-    await deleteKeys(admin, namespacePatterns(namespace)).catch(() => 0);
-    admin.disconnect();
+    await removeRunDataAt(options, namespace);
     process.exit(130);
   };
   process.once('SIGINT', interrupt);
@@ -75,8 +73,8 @@ async function main(): Promise<void> {
   if (doc) await fillDocument(doc, toMarkdown(report, command));
 }
 
-async function fillDocument(file: string, markdown: string): Promise<void> {
-  await writeFile(file, spliceDocument(await readFile(file, 'utf8'), markdown));
+async function fillDocument(file: string, blocks: ReturnType<typeof toMarkdown>): Promise<void> {
+  await writeFile(file, spliceDocument(await readFile(file, 'utf8'), blocks));
   process.stderr.write(`[bench] updated ${file}\n`);
 }
 

@@ -1,33 +1,62 @@
-import type { BenchReport, Row } from './bench.js';
+import type { BenchReport } from './bench.js';
+import { STORES, type StoreName } from './contenders/index.js';
 import { describeMachine } from './machine.js';
+import { renderPostgres } from './postgresReport.js';
+import { commandLine, commandSequences, rowProblems } from './reportParts.js';
 import {
-  type Cells,
   type DocumentMarkers,
   fixed,
   goalsSection,
   inBothFormats,
-  listSection,
   spliceBlock,
   type TableFormat,
 } from './table.js';
-import { DUPLICATE_DISTANCE, DUPLICATE_RATIO } from './workload.js';
 
-/** The report as Markdown (the tables `docs/performance.md` embeds) and for a terminal. */
-export const { markdown: toMarkdown, text: toText } = inBothFormats(render);
+/** One store's block of a report. */
+interface StoreSection {
+  report: BenchReport;
+  store: StoreName;
+}
 
-function render(report: BenchReport, command: string, table: TableFormat): string {
-  const { machine, options } = report;
-  const out: string[] = [];
-  out.push(
-    `Command: \`${command}\` — ${options.ids} unique ids with ${Math.round(options.ids * DUPLICATE_RATIO)} duplicates mixed in per round ` +
-      `(each ≥ ${DUPLICATE_DISTANCE} messages after its original; every call started in a task of its own), ` +
-      `median of ${options.runs} round(s), ${options.isolation === 'process' ? 'one child process per contender and concurrency' : 'in-process'}.`,
+const blocks = inBothFormats((section: StoreSection, command: string, table: TableFormat) =>
+  section.store === 'redis'
+    ? renderRedis(section.report, command, table)
+    : renderPostgres(section.report, command, table),
+);
+
+/** The stores the report has rows of, in table order. */
+function storesOf(report: BenchReport): StoreName[] {
+  return STORES.filter((store) => report.rows.some((row) => row.store === store));
+}
+
+/** The report as Markdown: the block of each store it has rows of (what `--doc` writes). */
+export function toMarkdown(
+  report: BenchReport,
+  command: string,
+): Partial<Record<StoreName, string>> {
+  return Object.fromEntries(
+    storesOf(report).map((store) => [store, blocks.markdown({ report, store }, command)]),
   );
+}
+
+/** The report for a terminal: each store's block, then the rows that were skipped and why. */
+export function toText(report: BenchReport, command: string): string {
+  return [
+    ...storesOf(report).map((store) => blocks.text({ report, store }, command)),
+    ...report.skipped,
+  ].join('\n\n');
+}
+
+function renderRedis(report: BenchReport, command: string, table: TableFormat): string {
+  const { machine, options } = report;
+  const rows = report.rows.filter((row) => row.store === 'redis');
+  const out: string[] = [];
+  out.push(commandLine(report, command));
   out.push(
     describeMachine(
       machine,
       [
-        `Redis ${machine.redis} at ${options.redisUrl}`,
+        `Redis ${machine.redis ?? 'unknown'} at ${options.redisUrl}`,
         ...(machine.pinning ? [machine.pinning] : []),
       ],
       report.startedAt,
@@ -53,7 +82,7 @@ function render(report: BenchReport, command: string, table: TableFormat): strin
         'Redis bytes / record',
         'peak RSS MiB',
       ],
-      report.rows.map((row) => [
+      rows.map((row) => [
         row.label,
         String(row.concurrency),
         String(Math.round(row.messagesPerSecond)),
@@ -90,52 +119,53 @@ function render(report: BenchReport, command: string, table: TableFormat): strin
     out.push('');
     out.push(`\`${report.ceilings[0]?.command.replace(/ -c \d+ /, ' -c <clients> ')}\``);
   }
-  const sequences = commandSequences(report.rows);
+  const sequences = commandSequences(rows);
   if (sequences.length > 0) {
     out.push('');
     out.push('Commands each contender sent, per message (client side, lowest concurrency):');
     out.push('');
     out.push(table(['contender', 'per processed message', 'per duplicate'], sequences, false));
   }
-  out.push(...goalsSection(report.goals, table));
-  const anomalies = report.rows.flatMap((row) =>
-    row.anomalies.map((a) => `${row.label} c=${row.concurrency}: ${a}`),
-  );
-  out.push(...listSection('Anomalies (the workload was not handled as expected):', anomalies));
-  const noise = report.rows.flatMap((row) =>
-    row.noise.map((n) => `${row.label} c=${row.concurrency}: ${n}`),
+  out.push(
+    ...goalsSection(
+      report.goals.filter((goal) => goal.store === 'redis'),
+      table,
+    ),
   );
   out.push(
-    ...listSection(
+    ...rowProblems(
+      rows,
       'Shared server: other clients were active during some measured phases, so the INFO-based ' +
         '"Redis cmds" figures are upper bounds there (round trips are counted in-process and exact):',
-      noise,
     ),
   );
   return out.join('\n');
 }
 
-function commandSequences(rows: readonly Row[]): Cells[] {
-  const lowest = Math.min(...rows.map((r) => r.concurrency));
-  const describe = (counts: Record<string, number>) => {
-    const parts = Object.entries(counts)
-      .sort(([a], [b]) => a.localeCompare(b))
-      .map(([name, perMessage]) => `${name.toUpperCase()} ×${fixed(perMessage, 2)}`);
-    return parts.length > 0 ? parts.join(', ') : 'none';
-  };
-  return rows
-    .filter((r) => r.concurrency === lowest)
-    .map((r) => [r.label, describe(r.commandsPerProcessed), describe(r.commandsPerDuplicate)]);
-}
-
-/** Markers around the generated part of a Markdown document. */
+/** Markers around the generated part of a Markdown document: the Redis store's block. */
 export const DOC_BEGIN =
   '<!-- bench:begin (written by `pnpm bench --doc`; do not edit by hand) -->';
 export const DOC_END = '<!-- bench:end -->';
 
-const STORE_MARKERS: DocumentMarkers = { begin: DOC_BEGIN, end: DOC_END };
+/** Markers around the PostgreSQL store's block. */
+export const POSTGRES_DOC_BEGIN =
+  '<!-- bench-postgres:begin (written by `pnpm bench --doc`; do not edit by hand) -->';
+export const POSTGRES_DOC_END = '<!-- bench-postgres:end -->';
 
-/** Replaces the generated block of `document` (between the markers) with `generated`. */
-export function spliceDocument(document: string, generated: string): string {
-  return spliceBlock(document, STORE_MARKERS, generated);
+const MARKERS: Record<StoreName, DocumentMarkers> = {
+  redis: { begin: DOC_BEGIN, end: DOC_END },
+  postgres: { begin: POSTGRES_DOC_BEGIN, end: POSTGRES_DOC_END },
+};
+
+/** Replaces the block of each store in `generated` (between its markers); the rest is kept. */
+export function spliceDocument(
+  document: string,
+  generated: Partial<Record<StoreName, string>>,
+): string {
+  let out = document;
+  for (const store of STORES) {
+    const block = generated[store];
+    if (block !== undefined) out = spliceBlock(out, MARKERS[store], block);
+  }
+  return out;
 }

@@ -1,4 +1,3 @@
-import { Redis } from 'ioredis';
 import type { SessionHandle } from './childSession.js';
 import { type CommandCounts, diffCounts } from './commandCounter.js';
 import {
@@ -7,7 +6,9 @@ import {
   createContender,
   type Outcome,
 } from './contenders/index.js';
-import { commandStats, deleteKeys, serverCpuMicros, usedMemoryBytes } from './redisInfo.js';
+import { postgresGauge } from './postgresGauge.js';
+import { redisGauge } from './redisGauge.js';
+import type { ServerGauge } from './serverGauge.js';
 import { quantile } from './stats.js';
 import { type BenchMessage, makeWorkload } from './workload.js';
 
@@ -15,7 +16,8 @@ export interface SessionInit {
   contender: ContenderName;
   concurrency: number;
   redisUrl: string;
-  /** Unique to this contender and concurrency in this bench run; every key lives under it. */
+  postgresUrl: string;
+  /** Unique to this contender and concurrency in this bench run; every key (table) derives from it. */
   namespace: string;
   /** Unmeasured ids sent first (JIT, script load, connection warm-up); 0 for none. */
   warmupIds: number;
@@ -27,16 +29,20 @@ export interface PhaseResult {
   outcomes: Record<Outcome, number>;
   p50Ms: number;
   p99Ms: number;
-  /** Commands the contender's clients sent in this phase: its round trips. */
+  /** Commands (statements) the contender's clients sent in this phase: its round trips. */
   client: CommandCounts;
+  /** Round trips the library counted itself (`store.stats()`), where it counts them. */
+  libraryRoundTrips?: number;
   /** `INFO commandstats` delta (INFO itself excluded): includes commands run inside Lua. */
   server: CommandCounts;
   /** CPU time (user + system) this process spent in the phase. */
   cpuMicros: number;
-  /** CPU time the Redis server spent in the phase (all its clients: see `noise`). */
+  /** CPU time the server spent in the phase (all its clients: see `noise`). */
   serverCpuMicros: number;
-  /** Growth of the server's `used_memory` over the phase: what the records written take. */
+  /** Growth of Redis `used_memory`, or of the contender's table, over the phase. */
   memoryBytes: number;
+  /** Other clients' connections busy on the server during the phase (PostgreSQL). */
+  otherClients?: number;
 }
 
 export interface RoundResult {
@@ -54,6 +60,7 @@ export interface RoundResult {
   p99Ms: number;
   handlerRuns: number;
   cacheHits?: number;
+  /** Records (keys, rows) deleted after the round. */
   keysDeleted: number;
 }
 
@@ -78,44 +85,60 @@ export class Session implements SessionHandle<RoundRequest, RoundResult, Session
   private constructor(
     private readonly init: SessionInit,
     private readonly contender: Contender,
-    private readonly info: Redis,
+    private readonly gauge: ServerGauge,
   ) {}
 
   static async open(init: SessionInit): Promise<Session> {
-    const info = new Redis(init.redisUrl, { maxRetriesPerRequest: 1 });
     let session: Session | undefined;
     const contender = await createContender(init.contender, {
       redisUrl: init.redisUrl,
+      postgresUrl: init.postgresUrl,
       namespace: init.namespace,
       handler: () => {
         if (session) session.handlerRuns += 1;
       },
     });
-    session = new Session(init, contender, info);
+    let gauge: ServerGauge;
+    try {
+      gauge =
+        contender.store === 'redis'
+          ? redisGauge(init.redisUrl, contender)
+          : await postgresGauge(init.postgresUrl, contender);
+    } catch (error) {
+      // Its table (or keys) must not outlive a session that never opened.
+      await contender.close().catch(() => undefined);
+      throw error;
+    }
+    session = new Session(init, contender, gauge);
     if (init.warmupIds > 0) await session.round({ run: -1, ids: init.warmupIds });
     return session;
   }
 
-  /** One measured workload: `ids` messages with duplicates mixed in; keys deleted after. */
+  /** One measured workload: `ids` messages with duplicates mixed in; records deleted after. */
   async round({ run, ids }: RoundRequest): Promise<RoundResult> {
-    const { contender, info } = this;
+    const { contender, gauge } = this;
     const workload = makeWorkload(`${this.init.namespace}:${run < 0 ? 'warm' : `r${run}`}`, ids);
     collectGarbage();
     const runsBefore = this.handlerRuns;
     const hitsBefore = contender.cacheHits?.() ?? 0;
 
     const phase = async (messages: readonly BenchMessage[]) => {
-      const memory0 = await usedMemoryBytes(info);
-      const server0 = await commandStats(info);
-      const serverCpu0 = await serverCpuMicros(info);
-      const client0 = contender.sent.snapshot();
-      const cpu0 = process.cpuUsage();
-      const driven = await drive(contender, messages, this.init.concurrency);
-      const cpu = process.cpuUsage(cpu0);
-      const client1 = contender.sent.snapshot();
-      const serverCpu1 = await serverCpuMicros(info);
-      const server1 = await commandStats(info);
-      const memory1 = await usedMemoryBytes(info);
+      const { value, server } = await gauge.around(async () => {
+        const client0 = contender.sent.snapshot();
+        const library0 = contender.libraryRoundTrips?.() ?? 0;
+        const cpu0 = process.cpuUsage();
+        const driven = await drive(contender, messages, this.init.concurrency);
+        const cpu = process.cpuUsage(cpu0);
+        const client = diffCounts(contender.sent.snapshot(), client0);
+        const library = contender.libraryRoundTrips?.();
+        return {
+          driven,
+          client,
+          cpuMicros: cpu.user + cpu.system,
+          ...(library === undefined ? {} : { libraryRoundTrips: library - library0 }),
+        };
+      });
+      const { driven, ...measured } = value;
       return {
         driven,
         result: {
@@ -124,18 +147,18 @@ export class Session implements SessionHandle<RoundRequest, RoundResult, Session
           outcomes: driven.outcomes,
           p50Ms: quantile(driven.latencies, 0.5),
           p99Ms: quantile(driven.latencies, 0.99),
-          client: diffCounts(client1, client0),
-          server: diffCounts(server1, server0),
-          cpuMicros: cpu.user + cpu.system,
-          serverCpuMicros: serverCpu1 - serverCpu0,
-          memoryBytes: memory1 - memory0,
+          ...measured,
+          server: server.commands,
+          serverCpuMicros: server.cpuMicros,
+          memoryBytes: server.memoryBytes,
+          ...(contender.store === 'postgres' ? { otherClients: server.otherClients } : {}),
         } satisfies PhaseResult,
       };
     };
 
     const stream = await phase(workload.stream);
     const duplicatesAgain = await phase(workload.duplicates);
-    const keysDeleted = await deleteKeys(info, contender.keyPatterns);
+    const keysDeleted = await gauge.clear();
     return {
       run,
       stream: stream.result,
@@ -152,7 +175,7 @@ export class Session implements SessionHandle<RoundRequest, RoundResult, Session
 
   async close(): Promise<SessionEnd> {
     await this.contender.close();
-    await this.info.quit();
+    await this.gauge.close();
     return { maxRssBytes: process.resourceUsage().maxRSS * 1024 };
   }
 }

@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import { CommandCounter, countIoredis } from '../commandCounter.js';
 import { globEscape } from '../redisInfo.js';
-import { type Contender, type ContenderSetup, RETENTION } from './types.js';
+import { type ContenderSetup, RETENTION, type RedisContender } from './types.js';
 
 /**
  * The hand-written floor: what a careful developer writes with ioredis alone.
@@ -10,12 +10,13 @@ import { type Contender, type ContenderSetup, RETENTION } from './types.js';
  * (complete). Per duplicate: the `SET NX` that fails. No fencing, no fingerprint, no failure
  * state, no lease renewal: it cannot tell a duplicate from a message still in progress.
  */
-export async function baselineContender(setup: ContenderSetup): Promise<Contender> {
+export async function baselineContender(setup: ContenderSetup): Promise<RedisContender> {
   const sent = new CommandCounter();
   const client = countIoredis(new Redis(setup.redisUrl, { maxRetriesPerRequest: 1 }), sent);
   await client.ping();
 
   return {
+    store: 'redis',
     sent,
     keyPatterns: [`${globEscape(setup.namespace)}:*`],
     async handle(message) {

@@ -2,7 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { CommandCounter, countIoredis } from '../commandCounter.js';
 import { globEscape } from '../redisInfo.js';
-import { type Contender, type ContenderSetup, RETENTION } from './types.js';
+import { type ContenderSetup, RETENTION, type RedisContender } from './types.js';
 
 /**
  * The claim of the fenced floor: state, lease, fingerprint and fencing token in one hash, timed
@@ -53,7 +53,7 @@ type FencedClient = Redis & {
  *
  * Per processed message: EVALSHA claim, handler, EVALSHA complete. Per duplicate: EVALSHA claim.
  */
-export async function fencedLuaContender(setup: ContenderSetup): Promise<Contender> {
+export async function fencedLuaContender(setup: ContenderSetup): Promise<RedisContender> {
   const sent = new CommandCounter();
   const client = countIoredis(
     new Redis(setup.redisUrl, { maxRetriesPerRequest: 1 }),
@@ -66,6 +66,7 @@ export async function fencedLuaContender(setup: ContenderSetup): Promise<Contend
   await client.ping();
 
   return {
+    store: 'redis',
     sent,
     keyPatterns: [`${globEscape(prefix)}:*`],
     async handle(message) {

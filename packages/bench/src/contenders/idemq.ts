@@ -3,7 +3,7 @@ import { redisStore } from '@idemq/redis';
 import { Redis } from 'ioredis';
 import { CommandCounter, countIoredis } from '../commandCounter.js';
 import { globEscape } from '../redisInfo.js';
-import type { Contender, ContenderSetup } from './types.js';
+import type { ContenderSetup, RedisContender } from './types.js';
 
 /**
  * idemq as users get it: `createIdempotency` over `redisStore({ client })`, defaults throughout
@@ -19,7 +19,7 @@ import type { Contender, ContenderSetup } from './types.js';
 export async function idemqContender(
   setup: ContenderSetup,
   options: { localCache: boolean },
-): Promise<Contender> {
+): Promise<RedisContender> {
   const sent = new CommandCounter();
   const client = countIoredis(new Redis(setup.redisUrl, { maxRetriesPerRequest: 1 }), sent);
   const prefix = `${setup.namespace}:idemq`;
@@ -35,6 +35,7 @@ export async function idemqContender(
   const noop = () => setup.handler();
 
   return {
+    store: 'redis',
     sent,
     keyPatterns: [`${globEscape(prefix)}:*`],
     async handle(message) {

@@ -3,7 +3,7 @@ import { RedisMessageDeduplicationStore } from '@message-queue-toolkit/redis-mes
 import { Redis } from 'ioredis';
 import { CommandCounter, countIoredis } from '../commandCounter.js';
 import { globEscape } from '../redisInfo.js';
-import { type Contender, type ContenderSetup, RETENTION } from './types.js';
+import { type ContenderSetup, RETENTION, type RedisContender } from './types.js';
 
 /**
  * message-queue-toolkit's `DEFAULT_MESSAGE_DEDUPLICATION_OPTIONS` (core's
@@ -34,13 +34,14 @@ const CONSUMER = 'consumer';
  * 5. `setIfNotExists('consumer:<id>', <ISO date>, window)` (SET EX NX).
  * 6. `lock.release()`: redis-semaphore's delete-if-equal Lua script (EVALSHA; GET + DEL inside).
  */
-export async function mqtContender(setup: ContenderSetup): Promise<Contender> {
+export async function mqtContender(setup: ContenderSetup): Promise<RedisContender> {
   const sent = new CommandCounter();
   const redis = countIoredis(new Redis(setup.redisUrl, { maxRetriesPerRequest: 1 }), sent);
   await redis.ping();
   const store = new RedisMessageDeduplicationStore({ redis });
 
   return {
+    store: 'redis',
     sent,
     keyPatterns: [
       `${CONSUMER}:${globEscape(setup.namespace)}:*`,

@@ -5,7 +5,7 @@ import type { Context } from 'aws-lambda';
 import { CommandCounter, countNodeRedis } from '../commandCounter.js';
 import { globEscape } from '../redisInfo.js';
 import type { BenchMessage } from '../workload.js';
-import { type Contender, type ContenderSetup, RETENTION } from './types.js';
+import { type ContenderSetup, RETENTION, type RedisContender } from './types.js';
 
 /** What the wrapped function receives; `handled` tells a processed message from a duplicate. */
 interface PowertoolsEvent extends BenchMessage {
@@ -45,7 +45,7 @@ function consumerContext(): Context {
  * Per processed message: `SET key {INPROGRESS} EX NX`, handler, `SET key {COMPLETED} EX`.
  * Per duplicate: the `SET NX` that fails, then `GET key` to read the record.
  */
-export async function powertoolsContender(setup: ContenderSetup): Promise<Contender> {
+export async function powertoolsContender(setup: ContenderSetup): Promise<RedisContender> {
   const sent = new CommandCounter();
   const client = countNodeRedis(await createClient({ url: setup.redisUrl }).connect(), sent);
   const persistenceStore = new CachePersistenceLayer({ client });
@@ -64,6 +64,7 @@ export async function powertoolsContender(setup: ContenderSetup): Promise<Conten
   );
 
   return {
+    store: 'redis',
     sent,
     keyPatterns: [`${globEscape(keyPrefix)}#*`],
     async handle(message) {
