@@ -11,8 +11,9 @@ export function renderPostgres(report: BenchReport, command: string, table: Tabl
   out.push(
     `${commandLine(report, command)} Each contender has a pg Pool of ${options.postgresPoolSize} connections ` +
       '(idle ones kept) and a table of its own (`migrate()` for idemq, `CREATE TABLE` for the baseline), ' +
-      'emptied (TRUNCATE) after each round and dropped at the end; statements are sent unnamed, as ' +
-      '`pool.query(text, values)` sends them.',
+      'emptied (TRUNCATE) after each round and dropped at the end; the baseline sends its statements ' +
+      'unnamed, as `pool.query(text, values)` does, and the store with its defaults (named statements, ' +
+      'coalescing).',
   );
   out.push(
     describeMachine(

@@ -21,7 +21,7 @@ import {
   type TransactionalStore,
   type TransitionOutcome,
 } from '@idemq/core';
-import { assertResultFits, OptionsCheck, settle } from '@idemq/core/adapter';
+import { assertResultFits, OperationBatcher, OptionsCheck, settle } from '@idemq/core/adapter';
 import pg from 'pg';
 import { storeError } from './errorClassifier.js';
 import { openRunTransaction } from './runTransaction.js';
@@ -66,6 +66,29 @@ export interface PostgresStoreOptions {
    * @default false
    */
   transactions?: boolean | { pool: pg.Pool };
+  /**
+   * Coalesce `claim` and `complete` calls issued while earlier ones are on the wire into one
+   * statement per batch (the `claimMany` / `completeMany` statements).
+   * @default true
+   */
+  coalesce?: boolean;
+  /**
+   * Most records in one coalesced statement.
+   * @default 32
+   */
+  maxBatch?: number;
+  /**
+   * Coalesced statements of one kind on the wire at once.
+   * @default 2
+   */
+  callsInFlight?: number;
+  /**
+   * Send the store's statements as named prepared statements, parsed and planned once per
+   * connection. Turn off behind a pooler that cannot keep them (PgBouncer in transaction mode
+   * before 1.21).
+   * @default true
+   */
+  preparedStatements?: boolean;
   /** Deletes expired records in the background (see `sweepExpired` to run it from cron instead). */
   sweeper?: SweeperOptions;
   logger?: Logger;
@@ -73,6 +96,10 @@ export interface PostgresStoreOptions {
 
 export const POSTGRES_STORE_DEFAULTS = Object.freeze({
   table: DEFAULT_TABLE,
+  coalesce: true,
+  maxBatch: 32,
+  callsInFlight: 2,
+  preparedStatements: true,
   poolSize: 10,
   operationTimeoutMs: 2_000,
   maxResultBytes: DEFAULT_MAX_RESULT_BYTES,
@@ -125,6 +152,10 @@ interface Settings {
   maxResultBytes: number;
   sweeper: SweeperOptions | undefined;
   logger: Logger;
+  coalesce: boolean;
+  maxBatch: number;
+  callsInFlight: number;
+  preparedStatements: boolean;
 }
 
 function checkOptions(options: PostgresStoreOptions): Settings {
@@ -147,6 +178,8 @@ function checkOptions(options: PostgresStoreOptions): Settings {
         typeof options.transactions?.pool?.connect === 'function',
       'transactions must be true, false or { pool } with a pg Pool',
     )
+    .integer('maxBatch', options.maxBatch, 1, 10_000)
+    .integer('callsInFlight', options.callsInFlight, 1, 64)
     .integer('sweeper.intervalMs', options.sweeper?.intervalMs, 1)
     .integer('sweeper.batchSize', options.sweeper?.batchSize, 1, 1_000_000)
     .done();
@@ -182,6 +215,10 @@ function checkOptions(options: PostgresStoreOptions): Settings {
     maxResultBytes: options.maxResultBytes ?? POSTGRES_STORE_DEFAULTS.maxResultBytes,
     sweeper: options.sweeper,
     logger: options.logger ?? silentLogger,
+    coalesce: options.coalesce ?? POSTGRES_STORE_DEFAULTS.coalesce,
+    maxBatch: options.maxBatch ?? POSTGRES_STORE_DEFAULTS.maxBatch,
+    callsInFlight: options.callsInFlight ?? POSTGRES_STORE_DEFAULTS.callsInFlight,
+    preparedStatements: options.preparedStatements ?? POSTGRES_STORE_DEFAULTS.preparedStatements,
   };
 }
 
@@ -219,8 +256,27 @@ class PgStore implements PostgresStore {
   private closing: Promise<void> | undefined;
   private roundTrips = 0;
   private readonly sweeper: Sweeper | undefined;
+  private readonly claims: OperationBatcher<ClaimRequest, ClaimOutcome> | undefined;
+  private readonly completions: OperationBatcher<CompleteRequest, SettledTransition> | undefined;
 
   constructor(private readonly settings: Settings) {
+    if (settings.coalesce) {
+      const batching = {
+        maxBatch: settings.maxBatch,
+        inFlight: settings.callsInFlight,
+        timeoutMs: settings.operationTimeoutMs,
+      };
+      this.claims = new OperationBatcher({
+        ...batching,
+        what: 'PostgreSQL claim',
+        send: (requests) => this.claimMany(requests),
+      });
+      this.completions = new OperationBatcher({
+        ...batching,
+        what: 'PostgreSQL complete',
+        send: (requests) => this.completeMany(requests),
+      });
+    }
     if (settings.sweeper) {
       this.sweeper = new Sweeper(
         settings.sweeper,
@@ -234,8 +290,11 @@ class PgStore implements PostgresStore {
     await this.query('ready', this.settings.sql.inspect, ['', '']);
   }
 
-  claim(request: ClaimRequest): Promise<ClaimOutcome> {
-    return this.claimMany([request]).then((outcomes) => outcomes[0] as ClaimOutcome);
+  async claim(request: ClaimRequest): Promise<ClaimOutcome> {
+    this.assertOpen();
+    if (this.claims) return this.claims.run(request);
+    const [outcome] = await this.claimMany([request]);
+    return outcome as ClaimOutcome;
   }
 
   async claimMany(requests: readonly ClaimRequest[]): Promise<ClaimOutcome[]> {
@@ -306,6 +365,15 @@ class PgStore implements PostgresStore {
   async complete(request: CompleteRequest): Promise<TransitionOutcome> {
     this.assertOpen();
     assertResultFits(request.result, this.settings.maxResultBytes);
+    if (this.completions) {
+      const settled = await this.completions.run(request);
+      if (settled.status === 'rejected') throw settled.reason;
+      return settled.value;
+    }
+    return this.completeOne(request);
+  }
+
+  private async completeOne(request: CompleteRequest): Promise<TransitionOutcome> {
     const rows = await this.execute(
       'complete',
       this.settings.sql.complete,
@@ -353,7 +421,7 @@ class PgStore implements PostgresStore {
         return settled;
       }
       // One record the database cannot hold failed the statement: complete each on its own.
-      const each = await Promise.all(picked.map((request) => settle(this.complete(request))));
+      const each = await Promise.all(picked.map((request) => settle(this.completeOne(request))));
       sent.forEach((index, position) => {
         settled[index] = each[position] as SettledTransition;
       });
@@ -439,6 +507,7 @@ class PgStore implements PostgresStore {
       completeSql: this.settings.sql.complete,
       timeoutMs: this.settings.operationTimeoutMs,
       maxResultBytes: this.settings.maxResultBytes,
+      prepared: this.settings.preparedStatements,
       completeParams,
       onRoundTrip: () => {
         this.roundTrips += 1;
@@ -473,7 +542,9 @@ class PgStore implements PostgresStore {
     const timeoutMs = this.settings.operationTimeoutMs;
     try {
       return await withTimeout(
-        this.settings.pool.query<Row>(timedQuery(text, values, timeoutMs)),
+        this.settings.pool.query<Row>(
+          timedQuery(text, values, timeoutMs, this.settings.preparedStatements),
+        ),
         timeoutMs,
         `PostgreSQL ${operation}`,
       );

@@ -17,6 +17,8 @@ export interface RunTransactionSettings {
   completeParams: (request: CompleteRequest) => unknown[];
   timeoutMs: number;
   maxResultBytes: number;
+  /** Send the completion as a named prepared statement. */
+  prepared: boolean;
   onRoundTrip: () => void;
 }
 
@@ -79,6 +81,7 @@ class RunTransaction implements StoreTransaction {
       const result = await this.send(
         this.settings.completeSql,
         this.settings.completeParams(request),
+        this.settings.prepared,
       );
       completed = result.rowCount ?? 0;
     } catch (thrown) {
@@ -118,10 +121,10 @@ class RunTransaction implements StoreTransaction {
     }
   }
 
-  private send(text: string, values?: unknown[]): Promise<pg.QueryResult> {
+  private send(text: string, values?: unknown[], prepared = false): Promise<pg.QueryResult> {
     const timeoutMs = this.settings.timeoutMs;
     return withTimeout(
-      this.client.query(timedQuery(text, values, timeoutMs)),
+      this.client.query(timedQuery(text, values, timeoutMs, prepared)),
       timeoutMs,
       'PostgreSQL transaction',
     );

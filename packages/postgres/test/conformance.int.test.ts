@@ -1,6 +1,6 @@
 import { runStoreConformance, runStoreModel } from '@idemq/conformance';
 import { afterAll } from 'vitest';
-import { type PostgresStore, postgresStore } from '../src/index.js';
+import { type PostgresStore, type PostgresStoreOptions, postgresStore } from '../src/index.js';
 import { freshTable, testPool } from './helpers.js';
 
 /*
@@ -12,7 +12,7 @@ import { freshTable, testPool } from './helpers.js';
 const pool = testPool(20);
 afterAll(() => pool.end());
 
-function harness(name: string, transactions: boolean) {
+function harness(name: string, options: Partial<PostgresStoreOptions> = {}) {
   const created: PostgresStore[] = [];
   let table: Promise<string> | undefined;
   return {
@@ -20,7 +20,7 @@ function harness(name: string, transactions: boolean) {
     sharedBackend: true,
     createStore: async () => {
       table ??= freshTable(pool);
-      const store = postgresStore({ pool, table: await table, transactions });
+      const store = postgresStore({ pool, table: await table, ...options });
       created.push(store);
       return store;
     },
@@ -33,10 +33,22 @@ function harness(name: string, transactions: boolean) {
   };
 }
 
-runStoreConformance(harness('postgres', false));
-runStoreConformance(harness('postgres (transactional mode)', true));
+runStoreConformance(harness('postgres'));
+runStoreConformance(harness('postgres (transactional mode)', { transactions: true }));
+// Every call its own unnamed statement: the path behind a pooler without prepared statements.
+runStoreConformance(
+  harness('postgres (no coalescing, no prepared statements)', {
+    coalesce: false,
+    preparedStatements: false,
+  }),
+);
 
 runStoreModel({
   name: 'postgres',
   createStore: async () => postgresStore({ pool, table: await freshTable(pool) }),
+});
+
+runStoreModel({
+  name: 'postgres (no coalescing)',
+  createStore: async () => postgresStore({ pool, table: await freshTable(pool), coalesce: false }),
 });

@@ -30,6 +30,7 @@ export {
   type StoredResponse,
 } from '../request/storedResponse.js';
 export { completeEach, settle } from '../store/completeEach.js';
+export { OperationBatcher, type OperationBatcherOptions } from '../store/operationBatcher.js';
 export { assertResultFits } from '../store/resultLimit.js';
 export { EarliestTimer } from '../timing/earliestTimer.js';
 export { checkSubscribeRequest } from '../transport/checkSubscribeRequest.js';
