@@ -3,8 +3,9 @@ import { randomUUID } from 'node:crypto';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { createIdempotency } from '@idemq/core';
-import { rabbitmq } from '@idemq/rabbitmq';
+import { RABBITMQ_DEFAULTS, rabbitmq } from '@idemq/rabbitmq';
 import { serviceUrls } from '@idemq/services';
+import amqp from 'amqplib';
 import { afterAll, describe, expect, it } from 'vitest';
 import { postgresStore, transactionOf } from '../src/index.js';
 import type { LedgerWorkerConfig } from './fixtures/ledgerWorker.js';
@@ -20,10 +21,30 @@ const fixtures = fileURLToPath(new URL('./fixtures/', import.meta.url));
 const amqpUrl = serviceUrls().amqp;
 const pool = testPool(20);
 const children: ChildProcess[] = [];
+/** Queues the consumers declared, deleted at the end: the broker is shared with other suites. */
+const queues: string[] = [];
 afterAll(async () => {
   for (const child of children) child.kill('SIGKILL');
   await pool.end();
+  const connection = await amqp.connect(amqpUrl);
+  const channel = await connection.createChannel();
+  for (const queue of queues) {
+    const names = [
+      queue,
+      `${queue}.dlq`,
+      ...RABBITMQ_DEFAULTS.retryTiersMs.map((ms) => `${queue}.retry.${ms}`),
+    ];
+    for (const name of names) await channel.deleteQueue(name);
+  }
+  await connection.close();
 });
+
+/** A queue name of this suite, deleted with its dead-letter and retry queues at the end. */
+function queueName(prefix: string): string {
+  const queue = `${prefix}-${randomUUID().slice(0, 8)}`;
+  queues.push(queue);
+  return queue;
+}
 
 interface Setup {
   table: string;
@@ -174,7 +195,7 @@ describe('transactional mode, run(): a process SIGKILLed before its commit', () 
 describe('transactional mode, RabbitMQ consumer: a process SIGKILLed before its commit', () => {
   it('another consumer applies every payment exactly once, the killed one included', async () => {
     const s = await setup();
-    const queue = `pgtx-${randomUUID().slice(0, 8)}`;
+    const queue = queueName('pgtx');
     const consumerConfig = (worker: number): LedgerWorkerConfig => ({
       ...base(s, worker),
       mode: 'consumer',
@@ -183,7 +204,7 @@ describe('transactional mode, RabbitMQ consumer: a process SIGKILLed before its 
     });
     const first = startWorker({ ...consumerConfig(1), hangOn: 'pay-3' });
     await first.line('ready');
-    const transport = rabbitmq({ url: amqpUrl });
+    const transport = rabbitmq({ url: amqpUrl, queueType: 'classic' });
     const ids = Array.from({ length: 10 }, (_, i) => `pay-${i}`);
     for (const requestId of ids) await transport.publish(queue, { requestId, body: { requestId } });
     await first.line('inserted pay-3');
@@ -264,12 +285,12 @@ describe('transactional mode: a duplicate storm over 8 processes', () => {
 
   it('RabbitMQ: every payment published 3 times to 8 consumers; each ledger row exactly once', async () => {
     const s = await setup();
-    const queue = `pgstorm-${randomUUID().slice(0, 8)}`;
+    const queue = queueName('pgstorm');
     const workers = Array.from({ length: 8 }, (_, worker) =>
       startWorker({ ...base(s, worker), mode: 'consumer', amqpUrl, queue }),
     );
     await Promise.all(workers.map((worker) => worker.line('ready')));
-    const transport = rabbitmq({ url: amqpUrl });
+    const transport = rabbitmq({ url: amqpUrl, queueType: 'classic' });
     for (let copy = 0; copy < 3; copy += 1) {
       for (const requestId of ids)
         await transport.publish(queue, { requestId, body: { requestId } });
