@@ -1,7 +1,7 @@
 import { ErrorCodes, isIdemqError } from '@idemq/core';
 import { afterAll, describe, expect, it } from 'vitest';
 import { postgresStore } from '../src/index.js';
-import { freshTable, postgresUrl, testPool } from './helpers.js';
+import { closeTestPool, freshTable, postgresUrl, testPool } from './helpers.js';
 
 /*
  * Ids, scopes and results are parameters, never SQL text: what a caller sends is stored and
@@ -9,7 +9,7 @@ import { freshTable, postgresUrl, testPool } from './helpers.js';
  */
 
 const pool = testPool(4);
-afterAll(() => pool.end());
+afterAll(() => closeTestPool(pool));
 
 const LONG_MS = 60_000;
 const hostile = [

@@ -1,7 +1,7 @@
 import { runStoreConformance, runStoreModel } from '@idemq/conformance';
 import { afterAll } from 'vitest';
 import { type PostgresStore, type PostgresStoreOptions, postgresStore } from '../src/index.js';
-import { freshTable, testPool } from './helpers.js';
+import { closeTestPool, freshTable, testPool } from './helpers.js';
 
 /*
  * The store contract (S01–S23) and the store model against a real PostgreSQL, in plain and in
@@ -10,7 +10,7 @@ import { freshTable, testPool } from './helpers.js';
  */
 
 const pool = testPool(20);
-afterAll(() => pool.end());
+afterAll(() => closeTestPool(pool));
 
 function harness(name: string, options: Partial<PostgresStoreOptions> = {}) {
   const created: PostgresStore[] = [];

@@ -14,7 +14,7 @@ import { idempotencyContext, idempotencyInterceptor } from '@idemq/grpc';
 import { idempotency } from '@idemq/http/node';
 import { afterAll, describe, expect, it } from 'vitest';
 import { postgresStore, transactionOf } from '../src/index.js';
-import { freshTable, testPool } from './helpers.js';
+import { closeTestPool, freshTable, scratchTable, testPool } from './helpers.js';
 
 /*
  * The transactional mode behind the other fronts: an HTTP route on a real node:http server, and
@@ -22,13 +22,9 @@ import { freshTable, testPool } from './helpers.js';
  */
 
 const pool = testPool(20);
-afterAll(() => pool.end());
+afterAll(() => closeTestPool(pool));
 
-async function ledgerTable(): Promise<string> {
-  const name = `ledger_${Math.random().toString(36).slice(2, 10)}`;
-  await pool.query(`CREATE TABLE ${name} (payment_id text NOT NULL)`);
-  return name;
-}
+const ledgerTable = () => scratchTable(pool, 'ledger', 'payment_id text NOT NULL');
 
 const rows = async (ledger: string) =>
   (await pool.query(`SELECT payment_id FROM ${ledger} ORDER BY payment_id`)).rows.map(

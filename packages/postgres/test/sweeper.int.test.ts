@@ -1,9 +1,9 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { postgresStore } from '../src/index.js';
-import { freshTable, testPool } from './helpers.js';
+import { closeTestPool, freshTable, testPool } from './helpers.js';
 
 const pool = testPool(4);
-afterAll(() => pool.end());
+afterAll(() => closeTestPool(pool));
 
 const rowCount = async (table: string) =>
   (await pool.query(`SELECT count(*)::int AS n FROM ${table}`)).rows[0].n as number;

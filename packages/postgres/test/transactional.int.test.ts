@@ -9,7 +9,7 @@ import amqp from 'amqplib';
 import { afterAll, describe, expect, it } from 'vitest';
 import { postgresStore, transactionOf } from '../src/index.js';
 import type { LedgerWorkerConfig } from './fixtures/ledgerWorker.js';
-import { freshTable, postgresUrl, testPool } from './helpers.js';
+import { closeTestPool, freshTable, postgresUrl, scratchTable, testPool } from './helpers.js';
 
 /*
  * The transactional mode on real processes: the handler's ledger row and the COMPLETED mark
@@ -25,7 +25,7 @@ const children: ChildProcess[] = [];
 const queues: string[] = [];
 afterAll(async () => {
   for (const child of children) child.kill('SIGKILL');
-  await pool.end();
+  await closeTestPool(pool);
   const connection = await amqp.connect(amqpUrl);
   const channel = await connection.createChannel();
   for (const queue of queues) {
@@ -54,10 +54,11 @@ interface Setup {
 
 async function setup(): Promise<Setup> {
   const table = await freshTable(pool);
-  const ledger = `ledger_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
   // No unique key: a payment applied twice shows as two rows.
-  await pool.query(
-    `CREATE TABLE ${ledger} (payment_id text NOT NULL, worker int NOT NULL, attempt int NOT NULL)`,
+  const ledger = await scratchTable(
+    pool,
+    'ledger',
+    'payment_id text NOT NULL, worker int NOT NULL, attempt int NOT NULL',
   );
   return { table, ledger, scope: `s-${randomUUID().slice(0, 8)}` };
 }
