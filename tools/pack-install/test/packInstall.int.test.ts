@@ -21,8 +21,8 @@ import {
 
 const root = fileURLToPath(new URL('../../../', import.meta.url));
 const packages = await publishablePackages(root);
-// What a TypeScript user adds beside the peers (the published types use Node's types).
-const USER_EXTRAS = ['@types/node'];
+// What a TypeScript user adds beside the peers (the published types use Node's and pg's types).
+const USER_EXTRAS = ['@types/node', '@types/pg'];
 
 let work: string;
 let project: string;
@@ -56,6 +56,7 @@ describe('the packed packages in a new npm project', () => {
       '@idemq/grpc',
       '@idemq/http',
       '@idemq/kafka',
+      '@idemq/postgres',
       '@idemq/rabbitmq',
       '@idemq/redis',
       '@idemq/sqs',
