@@ -137,7 +137,8 @@ export function postgresStore(options: PostgresStoreOptions): PostgresStore {
   const transactionPool = settings.transactionPool;
   if (transactionPool === undefined) return store;
   return Object.assign(store, {
-    openTransaction: (claim: FencedRequest) => store.openTransactionOn(transactionPool, claim),
+    // The run's claim is not needed: the completion names its record when it commits.
+    openTransaction: () => store.openTransactionOn(transactionPool),
   });
 }
 
@@ -499,11 +500,10 @@ class PgStore implements PostgresStore {
     return this.closing;
   }
 
-  async openTransactionOn(pool: pg.Pool, claim: FencedRequest): Promise<StoreTransaction> {
+  async openTransactionOn(pool: pg.Pool): Promise<StoreTransaction> {
     this.assertOpen();
     this.roundTrips += 1;
     return openRunTransaction(pool, {
-      claim,
       completeSql: this.settings.sql.complete,
       timeoutMs: this.settings.operationTimeoutMs,
       maxResultBytes: this.settings.maxResultBytes,

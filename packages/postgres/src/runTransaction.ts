@@ -1,6 +1,5 @@
 import {
   type CompleteRequest,
-  type FencedRequest,
   type StoreTransaction,
   StoreUnavailableError,
   type TransitionOutcome,
@@ -12,7 +11,6 @@ import { timedQuery } from './timedQuery.js';
 import { withTimeout } from './withTimeout.js';
 
 export interface RunTransactionSettings {
-  claim: FencedRequest;
   completeSql: string;
   completeParams: (request: CompleteRequest) => unknown[];
   timeoutMs: number;
