@@ -3,6 +3,7 @@ import { redisStore } from '@idemq/redis';
 import { Redis } from 'ioredis';
 import { CommandCounter, countIoredis } from '../commandCounter.js';
 import { globEscape } from '../redisInfo.js';
+import { idemqHandle } from './idemqRun.js';
 import type { ContenderSetup, RedisContender } from './types.js';
 
 /**
@@ -32,23 +33,12 @@ export async function idemqContender(
   // Load the scripts and prove the server fits, as a user's startup would.
   await store.ready();
   const idem = createIdempotency({ store, scope: 'bench' });
-  const noop = () => setup.handler();
 
   return {
     store: 'redis',
     sent,
     keyPatterns: [`${globEscape(prefix)}:*`],
-    async handle(message) {
-      const outcome = await idem.run(message.requestId, noop, { payload: message.body });
-      switch (outcome.status) {
-        case 'processed':
-        case 'duplicate':
-        case 'in-progress':
-          return outcome.status;
-        default:
-          throw new Error(`idemq answered ${outcome.status} for ${message.requestId}`);
-      }
-    },
+    handle: idemqHandle(idem, setup),
     cacheHits: () => store.stats().cacheHits,
     async close() {
       await store.close();

@@ -1,6 +1,7 @@
 import { createIdempotency } from '@idemq/core';
 import { migrate, postgresStore } from '@idemq/postgres';
 import { CommandCounter } from '../commandCounter.js';
+import { idemqHandle } from './idemqRun.js';
 import { countedPool, quoted, tableFor } from './postgresPool.js';
 import type { ContenderSetup, PostgresContender } from './types.js';
 
@@ -22,24 +23,13 @@ export async function idemqPostgresContender(setup: ContenderSetup): Promise<Pos
   // Prove the table answers, as a user's startup would.
   await store.ready();
   const idem = createIdempotency({ store, scope: 'bench' });
-  const noop = () => setup.handler();
 
   return {
     store: 'postgres',
     sent,
     table,
     libraryRoundTrips: () => store.stats().roundTrips,
-    async handle(message) {
-      const outcome = await idem.run(message.requestId, noop, { payload: message.body });
-      switch (outcome.status) {
-        case 'processed':
-        case 'duplicate':
-        case 'in-progress':
-          return outcome.status;
-        default:
-          throw new Error(`idemq answered ${outcome.status} for ${message.requestId}`);
-      }
-    },
+    handle: idemqHandle(idem, setup),
     async close() {
       await store.close();
       await pool.query(`DROP TABLE IF EXISTS ${quoted(table)}`);
